@@ -1,0 +1,77 @@
+import type { Knex } from 'knex';
+import type { Dialect } from './dialects/index.ts';
+import { migrations } from './migrations/index.ts';
+import type { Migration, MigrationContext } from './migrations/migration.ts';
+import type { DbLogger, DbOptions } from './options.ts';
+import type { TableNames } from './tables.ts';
+
+type Base = Omit<MigrationContext, 'createTable'>;
+
+/** The context a migration sees, bound to the connection (or transaction) knex runs it on. */
+function contextFor(knex: Knex, base: Base): MigrationContext {
+  return {
+    ...base,
+    createTable: (name, build) =>
+      knex.schema.createTable(name, (table) => {
+        base.dialect.tableOptions(table, base.options);
+        build(table);
+      }),
+  };
+}
+
+class Source implements Knex.MigrationSource<Migration> {
+  constructor(private readonly base: Base) {}
+  async getMigrations() {
+    return migrations;
+  }
+  getMigrationName(m: Migration) {
+    return m.name;
+  }
+  async getMigration(m: Migration) {
+    return { up: (knex: Knex) => m.up(knex, contextFor(knex, this.base)), down: async () => {} };
+  }
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Another node holds the migration lock, or won the race to create knex's bookkeeping tables. */
+function isLockContention(error: unknown, dialect: Dialect): boolean {
+  const e = error as { name?: string; message?: string };
+  return e?.name === 'MigrationLocked' || /already exists|already locked/i.test(e?.message ?? '') || dialect.isUniqueViolation(error);
+}
+
+/**
+ * Brings the schema up to date. Nodes starting together serialise on knex's lock table: the losers see
+ * "already locked" (or a racing CREATE of the bookkeeping tables) and retry until the winner is done.
+ */
+export async function migrateLatest(
+  knex: Knex,
+  ctx: { t: TableNames; dialect: Dialect; options: DbOptions },
+  logger: DbLogger,
+  timeoutMs = 120_000,
+): Promise<void> {
+  const config: Knex.MigratorConfig = {
+    migrationSource: new Source(ctx),
+    tableName: ctx.t.migrations,
+    disableMigrationsListValidation: true,
+  };
+  const deadline = Date.now() + timeoutMs;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const [, ran] = (await knex.migrate.latest(config)) as [number, string[]];
+      if (ran.length) logger.debug({ migrations: ran }, 'migrations applied');
+      return;
+    } catch (error) {
+      if (!isLockContention(error, ctx.dialect) || Date.now() > deadline) throw error;
+      logger.debug({ attempt, reason: (error as Error).message }, 'migration lock busy, retrying');
+      await sleep(Math.min(1000, 50 * attempt));
+    }
+  }
+}
+
+/** Whether every migration has been applied (readiness). */
+export async function migrationsDone(knex: Knex, t: TableNames): Promise<boolean> {
+  const rows = (await knex(t.migrations).select('name')) as { name: string }[];
+  const done = new Set(rows.map((r) => r.name));
+  return migrations.every((m) => done.has(m.name));
+}

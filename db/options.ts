@@ -1,0 +1,25 @@
+/** What db/ needs to open a database: a plain object, so db/ never depends on the config loader. */
+export interface DbOptions {
+  driver: 'sqlite' | 'postgres' | 'mysql';
+  tablePrefix: string;
+  /** Queries slower than this are reported through `onSlowQuery`. */
+  slowThresholdMs: number;
+  path: string;
+  host: string;
+  port: number;
+  username: string;
+  password: string;
+  schema: string;
+  charset: string;
+  collation: string;
+  maxOpenConnections: number;
+  maxIdleConnections: number;
+  /** Idle connections older than this are closed (knex's pool has no absolute lifetime). */
+  connectionLifetimeMs: number;
+}
+
+export interface DbLogger {
+  warn(obj: object, msg: string): void;
+  error(obj: object, msg: string): void;
+  debug(obj: object, msg: string): void;
+}

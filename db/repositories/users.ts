@@ -1,0 +1,141 @@
+import type { Database } from '../database.ts';
+import type { UserModel, UserRow } from '../models.ts';
+import { whereContains } from '../where-contains.ts';
+
+export type UserWithRoles = UserModel & { roles: { id: string; name: string; permissions: { permission: string }[] }[] };
+
+const withRoles = '[roles.permissions]';
+
+export interface NewUser {
+  id: string;
+  username: string;
+  email: string;
+  password_hash: string;
+  full_name: string;
+  avatar: string;
+  status: UserRow['status'];
+  mfa_enabled: boolean;
+  locale: string;
+}
+
+export type UserPatch = Partial<Pick<UserRow, 'email' | 'status' | 'full_name' | 'avatar' | 'mfa_enabled' | 'locale' | 'locked_until' | 'failed_attempts'>>;
+
+export async function findUserById(db: Database, id: string): Promise<UserWithRoles | undefined> {
+  return (await db.models.User.query().findById(id).withGraphFetched(withRoles)) as UserWithRoles | undefined;
+}
+
+/** A live user by username or email, case-insensitively. */
+export async function findUserByLogin(db: Database, login: string): Promise<UserWithRoles | undefined> {
+  const column = login.includes('@') ? 'email_key' : 'username_key';
+  return (await db.models.User.query().findOne(column, login.toLowerCase()).withGraphFetched(withRoles)) as UserWithRoles | undefined;
+}
+
+export async function listUsers(db: Database, opts: { offset: number; limit: number; search?: string }): Promise<{ rows: UserWithRoles[]; total: number }> {
+  const { User, Role } = db.models;
+  const query = User.query();
+  if (opts.search) query.modify((q) => whereContains(q.toKnexQuery(), ['username', 'email'], opts.search!));
+  const total = await query.clone().resultSize();
+  const rows = (await query
+    .orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }])
+    .offset(opts.offset)
+    .limit(opts.limit)
+    .withGraphFetched('roles')
+    .modifyGraph('roles', (b) => b.select(`${Role.tableName}.id`, `${Role.tableName}.name`))) as UserWithRoles[];
+  return { rows, total };
+}
+
+/** Which of username / email is already held by a live user (other than `exceptId`). */
+export async function findTakenIdentity(db: Database, username: string | undefined, email: string | undefined, exceptId?: string): Promise<'username' | 'email' | undefined> {
+  const q = db.knex(db.t.users).select('username_key', 'email_key').where((w) => {
+    if (username) w.orWhere('username_key', username.toLowerCase());
+    if (email) w.orWhere('email_key', email.toLowerCase());
+  });
+  if (exceptId) q.whereNot('id', exceptId);
+  const rows = (await q) as { username_key: string | null; email_key: string | null }[];
+  if (username && rows.some((r) => r.username_key === username.toLowerCase())) return 'username';
+  if (email && rows.some((r) => r.email_key === email.toLowerCase())) return 'email';
+  return undefined;
+}
+
+export async function insertUser(db: Database, user: NewUser, roleIds: string[]): Promise<void> {
+  const now = new Date().toISOString();
+  await db.knex.transaction(async (trx) => {
+    await db.models.User.query(trx).insert({
+      ...user,
+      username_key: user.username.toLowerCase(),
+      email_key: user.email.toLowerCase(),
+      failed_attempts: 0,
+      password_changed_at: now,
+      created_at: now,
+      updated_at: now,
+    });
+    if (roleIds.length) await trx(db.t.userRoles).insert(roleIds.map((role_id) => ({ user_id: user.id, role_id })));
+  });
+}
+
+export async function updateUser(db: Database, id: string, patch: UserPatch, roleIds?: string[]): Promise<void> {
+  const row: Record<string, unknown> = { ...patch, updated_at: new Date().toISOString() };
+  if (patch.email !== undefined) row.email_key = patch.email.toLowerCase();
+  await db.knex.transaction(async (trx) => {
+    await db.models.User.query(trx).findById(id).patch(row);
+    if (roleIds) {
+      await trx(db.t.userRoles).where('user_id', id).del();
+      if (roleIds.length) await trx(db.t.userRoles).insert(roleIds.map((role_id) => ({ user_id: id, role_id })));
+    }
+  });
+}
+
+/** Soft delete; frees the username and email for new users. */
+export async function softDeleteUser(db: Database, id: string): Promise<void> {
+  const now = new Date().toISOString();
+  await db.models.User.query().findById(id).patch({ deleted_at: now, updated_at: now, username_key: null, email_key: null } as never);
+}
+
+export async function setPasswordHash(db: Database, id: string, passwordHash: string): Promise<void> {
+  const now = new Date().toISOString();
+  await db.models.User.query().findById(id).patch({ password_hash: passwordHash, password_changed_at: now, updated_at: now } as never);
+}
+
+/**
+ * Counts one failed login atomically and locks the account when the count reaches `maxAttempts`.
+ * Returns true when this very failure locked it (so the caller can notify once).
+ */
+export async function recordLoginFailure(db: Database, id: string, maxAttempts: number, lockUntil: Date): Promise<boolean> {
+  const { knex, t, dialect } = db;
+  await knex(t.users).where('id', id).increment('failed_attempts', 1);
+  const locked = await knex(t.users)
+    .where('id', id)
+    .where('status', 'active')
+    .where('failed_attempts', '>=', maxAttempts)
+    .update({ status: 'locked', locked_until: dialect.toDbTime(lockUntil), failed_attempts: 0, updated_at: dialect.toDbTime(new Date()) });
+  return locked > 0;
+}
+
+/** A successful login resets the failure count (only failures count, and only consecutively). */
+export async function recordLoginSuccess(db: Database, id: string, locale: string): Promise<void> {
+  const { knex, t, dialect } = db;
+  await knex(t.users).where('id', id).update({ failed_attempts: 0, last_login_at: dialect.toDbTime(new Date()), locale });
+}
+
+/** Ends a lock: by an administrator, or lazily once `locked_until` has passed. */
+export async function unlockUser(db: Database, id: string): Promise<void> {
+  const { knex, t, dialect } = db;
+  await knex(t.users).where('id', id).where('status', 'locked').update({ status: 'active', locked_until: null, failed_attempts: 0, updated_at: dialect.toDbTime(new Date()) });
+}
+
+export async function countUsers(db: Database): Promise<number> {
+  return db.models.User.query().withDeleted().resultSize();
+}
+
+/** Live, active users holding the role `roleName`. */
+export async function activeUserIdsWithRole(db: Database, roleName: string): Promise<string[]> {
+  const { knex, t } = db;
+  const rows = (await knex(t.users)
+    .join(t.userRoles, `${t.userRoles}.user_id`, `${t.users}.id`)
+    .join(t.roles, `${t.roles}.id`, `${t.userRoles}.role_id`)
+    .whereNull(`${t.users}.deleted_at`)
+    .where(`${t.users}.status`, 'active')
+    .where(`${t.roles}.name`, roleName)
+    .select(`${t.users}.id`)) as { id: string }[];
+  return rows.map((r) => r.id);
+}

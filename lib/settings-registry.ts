@@ -1,0 +1,56 @@
+import { z } from 'zod';
+
+/** One runtime setting, declared once: key, type (through its schema), default, validation, secrecy. */
+export interface SettingDefinition<T = unknown> {
+  key: string;
+  description: string;
+  default: string;
+  /** Parses the stored string; its failure message becomes the E4001 reason. */
+  schema: z.ZodType<T, string>;
+  /** Secret settings are never returned by GET /system/settings nor shown in audit details. */
+  secret?: boolean;
+}
+
+export const intSetting = (min: number, max: number) =>
+  z
+    .string()
+    .trim()
+    .regex(/^-?\d+$/, 'must be a whole number')
+    .transform(Number)
+    .pipe(z.number().min(min, `must be at least ${min}`).max(max, `must be at most ${max}`));
+
+export const boolSetting = () =>
+  z
+    .string()
+    .trim()
+    .toLowerCase()
+    .pipe(z.enum(['true', 'false'], 'must be true or false'))
+    .transform((v) => v === 'true');
+
+export const enumSetting = (values: () => readonly string[]) =>
+  z.string().refine((v) => values().includes(v), { error: () => `must be one of ${values().join(', ')}` });
+
+/** The declared settings; layers add their own (identity here, task engine and mail in theirs). */
+export class SettingsRegistry {
+  private readonly defs = new Map<string, SettingDefinition>();
+
+  declare<T>(def: SettingDefinition<T>): void {
+    this.defs.set(def.key, def as SettingDefinition);
+  }
+
+  get(key: string): SettingDefinition | undefined {
+    return this.defs.get(key);
+  }
+
+  all(): SettingDefinition[] {
+    return [...this.defs.values()];
+  }
+
+  /** The parsed value or the reason it is invalid. */
+  parse(key: string, raw: string): { ok: true; value: unknown } | { ok: false; reason: string } {
+    const def = this.defs.get(key);
+    if (!def) return { ok: false, reason: 'unknown setting' };
+    const r = def.schema.safeParse(raw);
+    return r.success ? { ok: true, value: r.data } : { ok: false, reason: r.error.issues[0]?.message ?? 'invalid value' };
+  }
+}

@@ -1,0 +1,79 @@
+import type { ChangeFeed } from '../../db/change-feed.ts';
+import type { Database } from '../../db/database.ts';
+import { findSession, touchSession, type SessionRow } from '../../db/repositories/sessions.ts';
+import { findUserById, type UserWithRoles } from '../../db/repositories/users.ts';
+import { LruCache } from '../../lib/lru.ts';
+
+export const USERS_CHANNEL = 'users';
+export const ROLES_CHANNEL = 'roles';
+export const SESSIONS_CHANNEL = 'sessions';
+export const ADMIN_ROLE = 'admin';
+
+export interface Identity {
+  user: UserWithRoles;
+  isAdmin: boolean;
+  permissions: ReadonlySet<string>;
+}
+
+/**
+ * Users (with their roles' permissions) and sessions as every request needs them, cached up to `cache.size`
+ * entries and dropped whenever the change feed says users, roles or sessions changed on any node.
+ */
+export class IdentityStore {
+  private readonly users: LruCache<string, Identity | null>;
+  private readonly sessions: LruCache<string, SessionRow | null>;
+
+  constructor(
+    private readonly db: Database,
+    private readonly feed: ChangeFeed,
+    cacheSize: number,
+  ) {
+    this.users = new LruCache(cacheSize);
+    this.sessions = new LruCache(cacheSize);
+    feed.subscribe((channel) => {
+      if (channel === USERS_CHANNEL || channel === ROLES_CHANNEL) this.users.clear();
+      if (channel === SESSIONS_CHANNEL) this.sessions.clear();
+    });
+  }
+
+  async identity(userId: string): Promise<Identity | undefined> {
+    const cached = this.users.get(userId);
+    if (cached !== undefined) return cached ?? undefined;
+    const user = await findUserById(this.db, userId);
+    const identity = user ? describe(user) : null;
+    this.users.set(userId, identity);
+    return identity ?? undefined;
+  }
+
+  async session(id: string): Promise<SessionRow | undefined> {
+    const cached = this.sessions.get(id);
+    if (cached !== undefined) return cached ?? undefined;
+    const row = (await findSession(this.db, id)) ?? null;
+    this.sessions.set(id, row);
+    return row ?? undefined;
+  }
+
+  /** Records activity on a session; written through at most about once a minute to keep requests cheap. */
+  async touch(session: SessionRow, now: Date, writeEveryMs: number, expiresAt?: Date): Promise<void> {
+    if (!expiresAt && now.getTime() - Date.parse(session.last_seen_at) < writeEveryMs) return;
+    const next = { ...session, last_seen_at: now.toISOString(), expires_at: expiresAt?.toISOString() ?? session.expires_at };
+    this.sessions.set(session.id, next);
+    await touchSession(this.db, session.id, now, expiresAt);
+  }
+
+  /** After a change on this node: forget at once here, and tell the other nodes. */
+  async changed(channel: typeof USERS_CHANNEL | typeof ROLES_CHANNEL | typeof SESSIONS_CHANNEL): Promise<void> {
+    if (channel === SESSIONS_CHANNEL) this.sessions.clear();
+    else this.users.clear();
+    await this.feed.publish(channel);
+  }
+}
+
+export function describe(user: UserWithRoles): Identity {
+  const roles = user.roles ?? [];
+  return {
+    user,
+    isAdmin: roles.some((r) => r.name === ADMIN_ROLE),
+    permissions: new Set(roles.flatMap((r) => (r.permissions ?? []).map((p) => p.permission))),
+  };
+}

@@ -1,0 +1,117 @@
+import { randomUUID } from 'node:crypto';
+import type { Database } from '../../db/database.ts';
+import { insertSession, revokeSession } from '../../db/repositories/sessions.ts';
+import { findUserByLogin, recordLoginFailure, recordLoginSuccess, unlockUser } from '../../db/repositories/users.ts';
+import { InvalidUserError, UnauthorizedError } from '../../lib/errors.ts';
+import type { AuditWriter } from '../audit/writer.ts';
+import type { SettingsService } from '../settings/service.ts';
+import type { Caller, RequestInfo } from '../shared/context.ts';
+import { effectiveStatus, toUserJson, type UserJson } from '../users/schemas.ts';
+import { describe, SESSIONS_CHANNEL, USERS_CHANNEL, type IdentityStore } from './identity.ts';
+import type { PasswordHasher } from './password-hash.ts';
+import type { TokenSigner } from './tokens.ts';
+
+const TOUCH_EVERY_MS = 60_000;
+
+export interface LoginResult {
+  token: string;
+  expires_at: string;
+  user: UserJson;
+}
+
+/** Login, logout, refresh, and the per-request check of token, user and session (DESIGN §4). */
+export class AuthService {
+  constructor(
+    private readonly db: Database,
+    private readonly identities: IdentityStore,
+    private readonly tokens: TokenSigner,
+    private readonly hasher: PasswordHasher,
+    private readonly settings: SettingsService,
+    private readonly audit: AuditWriter,
+  ) {}
+
+  async authenticate(req: RequestInfo): Promise<Caller> {
+    const header = req.authorization;
+    if (!header) throw new UnauthorizedError('auth.missing_token');
+    const match = /^Bearer\s+(\S+)$/i.exec(header);
+    const claims = match ? await this.tokens.verify(match[1]!) : undefined;
+    if (!claims) throw new UnauthorizedError('auth.invalid_token');
+
+    // The user is checked before the session: a deleted, disabled or locked user's token answers E4012
+    // although those changes also revoke the sessions.
+    const identity = await this.identities.identity(claims.sub);
+    if (!identity || effectiveStatus(identity.user) !== 'active') throw new InvalidUserError('auth.user_invalid');
+
+    const session = await this.identities.session(claims.sid);
+    const now = new Date();
+    const idleMs = this.settings.get<number>('session_idle_timeout_minutes') * 60_000;
+    if (
+      !session ||
+      session.user_id !== claims.sub ||
+      session.revoked_at !== null ||
+      Date.parse(session.expires_at) <= now.getTime() ||
+      now.getTime() - Date.parse(session.last_seen_at) > idleMs
+    ) {
+      throw new UnauthorizedError('auth.session_ended');
+    }
+    await this.identities.touch(session, now, Math.min(TOUCH_EVERY_MS, idleMs / 4));
+    return { id: identity.user.id, username: identity.user.username, sessionId: session.id, isAdmin: identity.isAdmin, permissions: identity.permissions };
+  }
+
+  async login(login: string, password: string, req: RequestInfo): Promise<LoginResult> {
+    const user = await findUserByLogin(this.db, login);
+    const fail = async (reason: string, actor: { id: string | null; username: string }) => {
+      await this.audit.write({ action: 'login_failed', resource_type: 'session', status: 'failure', actor, req, details: { reason } });
+    };
+    if (!user) {
+      await this.hasher.burn(password);
+      await fail('unknown user', { id: null, username: login.slice(0, 64) });
+      throw new UnauthorizedError('auth.bad_credentials');
+    }
+    const actor = { id: user.id, username: user.username };
+    if (!(await this.hasher.verify(password, user.password_hash))) {
+      const lockMinutes = this.settings.get<number>('login_failure_lockout_minutes');
+      const lockedNow = await recordLoginFailure(this.db, user.id, this.settings.get<number>('login_failure_attempts'), new Date(Date.now() + lockMinutes * 60_000));
+      if (lockedNow) await this.identities.changed(USERS_CHANNEL);
+      await fail(lockedNow ? 'wrong password; account locked' : 'wrong password', actor);
+      throw new UnauthorizedError('auth.bad_credentials');
+    }
+    // Disabled and locked are told only after a correct password, so they reveal nothing about the account.
+    const status = effectiveStatus(user);
+    if (status === 'disabled') {
+      await fail('account disabled', actor);
+      throw new UnauthorizedError('auth.account_disabled');
+    }
+    if (status === 'locked') {
+      await fail('account locked', actor);
+      throw new UnauthorizedError('auth.account_locked');
+    }
+    if (user.status === 'locked') {
+      await unlockUser(this.db, user.id);
+      await this.identities.changed(USERS_CHANNEL);
+    }
+    await recordLoginSuccess(this.db, user.id, req.locale);
+    const sessionId = randomUUID();
+    const { token, expiresAt } = await this.tokens.sign({ sub: user.id, username: user.username, sid: sessionId });
+    const now = new Date().toISOString();
+    await insertSession(this.db, { id: sessionId, user_id: user.id, ip: req.ip, user_agent: req.userAgent.slice(0, 512), created_at: now, last_seen_at: now, expires_at: expiresAt.toISOString() });
+    await this.audit.write({ action: 'login', resource_type: 'session', resource_id: sessionId, actor, req });
+    user.last_login_at = now;
+    user.status = 'active';
+    return { token, expires_at: expiresAt.toISOString(), user: toUserJson(describe(user).user) };
+  }
+
+  async logout(caller: Caller, req: RequestInfo): Promise<void> {
+    await revokeSession(this.db, caller.sessionId);
+    await this.identities.changed(SESSIONS_CHANNEL);
+    await this.audit.write({ action: 'logout', resource_type: 'session', resource_id: caller.sessionId, actor: caller, req });
+  }
+
+  /** A new token for the same session, which lives on until the new token expires. */
+  async refresh(caller: Caller): Promise<{ token: string; expires_at: string }> {
+    const { token, expiresAt } = await this.tokens.sign({ sub: caller.id, username: caller.username, sid: caller.sessionId });
+    const session = await this.identities.session(caller.sessionId);
+    if (session) await this.identities.touch(session, new Date(), 0, expiresAt);
+    return { token, expires_at: expiresAt.toISOString() };
+  }
+}

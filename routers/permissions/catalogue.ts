@@ -1,0 +1,77 @@
+import { z } from 'zod';
+
+export const permissionSchema = z
+  .object({
+    code: z.string().regex(/^[a-z0-9_]+(:[a-z0-9_]+){1,2}$/, 'must look like resource:action'),
+    name: z.string().min(1),
+    module: z.string().min(1),
+  })
+  .meta({ id: 'Permission' });
+export type Permission = z.infer<typeof permissionSchema>;
+
+type DefaultRole = 'operator' | 'viewer';
+interface Declared extends Permission {
+  roles: DefaultRole[];
+}
+
+const OV: DefaultRole[] = ['operator', 'viewer'];
+const O: DefaultRole[] = ['operator'];
+
+// The built-in catalogue (DESIGN §4). `roles` says which seeded system roles get the code; admin gets all.
+const BUILT_IN: Declared[] = [
+  { code: 'user:list', name: 'List users', module: 'Users', roles: OV },
+  { code: 'user:view', name: 'View users', module: 'Users', roles: OV },
+  { code: 'user:create', name: 'Create users', module: 'Users', roles: O },
+  { code: 'user:update', name: 'Update users', module: 'Users', roles: O },
+  { code: 'user:delete', name: 'Delete users', module: 'Users', roles: [] },
+  { code: 'user:export', name: 'Export users', module: 'Users', roles: O },
+  { code: 'role:list', name: 'List roles', module: 'Roles', roles: OV },
+  { code: 'role:view', name: 'View roles', module: 'Roles', roles: OV },
+  { code: 'role:create', name: 'Create roles', module: 'Roles', roles: O },
+  { code: 'role:update', name: 'Update roles', module: 'Roles', roles: O },
+  { code: 'role:delete', name: 'Delete roles', module: 'Roles', roles: [] },
+  { code: 'permission:list', name: 'List permissions', module: 'Permissions', roles: OV },
+  { code: 'system:settings:view', name: 'View settings', module: 'System settings', roles: OV },
+  { code: 'system:settings:update', name: 'Update settings', module: 'System settings', roles: [] },
+  { code: 'audit_log:list', name: 'List audit logs', module: 'Audit logs', roles: OV },
+  { code: 'task:list', name: 'List tasks', module: 'Tasks', roles: OV },
+  { code: 'task:view', name: 'View tasks', module: 'Tasks', roles: OV },
+  { code: 'task:cancel', name: 'Cancel tasks', module: 'Tasks', roles: O },
+  { code: 'task:retry', name: 'Retry tasks', module: 'Tasks', roles: O },
+  { code: 'task:delete', name: 'Delete tasks', module: 'Tasks', roles: [] },
+  { code: 'task:schedule:list', name: 'List task schedules', module: 'Tasks', roles: OV },
+  { code: 'task:schedule:update', name: 'Update task schedules', module: 'Tasks', roles: O },
+  { code: 'org:list', name: 'List organizations', module: 'Organizations', roles: [] },
+  { code: 'org:view', name: 'View organizations', module: 'Organizations', roles: [] },
+  { code: 'org:create', name: 'Create organizations', module: 'Organizations', roles: [] },
+  { code: 'org:update', name: 'Update organizations', module: 'Organizations', roles: [] },
+  { code: 'org:delete', name: 'Delete organizations', module: 'Organizations', roles: [] },
+  { code: 'org:member:update', name: 'Manage organization members', module: 'Organizations', roles: [] },
+];
+
+/** The permissions this service knows: the built-in ones plus what an embedding application registers. */
+export class PermissionCatalogue {
+  private readonly byCode = new Map<string, Declared>();
+
+  constructor() {
+    for (const p of BUILT_IN) this.byCode.set(p.code, p);
+  }
+
+  /** Adds an application permission; `defaultRoles` seeds it into operator/viewer when those roles are created. */
+  register(permission: Permission & { defaultRoles?: DefaultRole[] }): void {
+    const parsed = permissionSchema.parse(permission);
+    this.byCode.set(parsed.code, { ...parsed, roles: permission.defaultRoles ?? [] });
+  }
+
+  has(code: string): boolean {
+    return this.byCode.has(code);
+  }
+
+  list(): Permission[] {
+    return [...this.byCode.values()].map(({ code, name, module }) => ({ code, name, module }));
+  }
+
+  defaultsFor(role: DefaultRole): string[] {
+    return [...this.byCode.values()].filter((p) => p.roles.includes(role)).map((p) => p.code);
+  }
+}

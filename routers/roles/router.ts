@@ -1,0 +1,41 @@
+import { translate } from '../../lib/messages/index.ts';
+import { idParam, listOutput, messageOutput, searchInput } from '../shared/schemas.ts';
+import { requirePermission, router } from '../shared/trpc.ts';
+import { createRoleInput, roleSchema, updateRoleInput } from './schemas.ts';
+
+const tags = ['Roles'];
+
+export const rolesRouter = router({
+  list: requirePermission('role:list')
+    .meta({ list: true, openapi: { method: 'GET', path: '/roles', tags, summary: 'List roles (search on name)' } })
+    .input(searchInput)
+    .output(listOutput(roleSchema))
+    .query(({ ctx, input }) => ctx.services.roles.list(input)),
+
+  get: requirePermission('role:view')
+    .meta({ openapi: { method: 'GET', path: '/roles/{id}', tags, summary: 'Get a role' } })
+    .input(idParam)
+    .output(roleSchema)
+    .query(({ ctx, input }) => ctx.services.roles.get(input.id)),
+
+  create: requirePermission('role:create')
+    .meta({ successStatus: 201, openapi: { method: 'POST', path: '/roles', tags, summary: 'Create a role' } })
+    .input(createRoleInput)
+    .output(roleSchema)
+    .mutation(({ ctx, input }) => ctx.services.roles.create(input, { caller: ctx.caller, req: ctx.req })),
+
+  update: requirePermission('role:update')
+    .meta({ openapi: { method: 'PUT', path: '/roles/{id}', tags, summary: 'Update a role (permissions replace the set)' } })
+    .input(updateRoleInput)
+    .output(roleSchema)
+    .mutation(({ ctx, input: { id, ...patch } }) => ctx.services.roles.update(id, patch, { caller: ctx.caller, req: ctx.req })),
+
+  delete: requirePermission('role:delete')
+    .meta({ openapi: { method: 'DELETE', path: '/roles/{id}', tags, summary: 'Delete a role that no user holds' } })
+    .input(idParam)
+    .output(messageOutput)
+    .mutation(async ({ ctx, input }) => {
+      await ctx.services.roles.remove(input.id, { caller: ctx.caller, req: ctx.req });
+      return { message: translate('role.deleted', {}, ctx.req.locale) };
+    }),
+});

@@ -1,0 +1,44 @@
+import { z } from 'zod';
+import type { RoleWithPermissions } from '../../db/repositories/roles.ts';
+import { timestamp } from '../shared/schemas.ts';
+
+export const roleSchema = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    description: z.string(),
+    permissions: z.array(z.string()),
+    is_system: z.boolean(),
+    created_at: timestamp,
+    updated_at: timestamp,
+  })
+  .meta({ id: 'Role' });
+export type RoleJson = z.infer<typeof roleSchema>;
+
+const roleName = z.string().trim().min(1).max(64);
+const permissionList = z.array(z.string().max(128)).max(500);
+
+export const createRoleInput = z.object({
+  name: roleName,
+  description: z.string().max(1024).default(''),
+  permissions: permissionList.default([]),
+});
+
+export const updateRoleInput = z.object({
+  id: z.uuid(),
+  name: roleName.optional(),
+  description: z.string().max(1024).optional(),
+  permissions: permissionList.optional(),
+});
+
+export function toRoleJson(r: RoleWithPermissions): RoleJson {
+  return {
+    id: r.id,
+    name: r.name,
+    description: r.description,
+    permissions: (r.permissions ?? []).map((p) => p.permission).sort(),
+    is_system: r.is_system,
+    created_at: r.created_at,
+    updated_at: r.updated_at,
+  };
+}

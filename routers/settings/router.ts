@@ -1,0 +1,31 @@
+import { z } from 'zod';
+import { requirePermission, router } from '../shared/trpc.ts';
+
+const tags = ['System settings'];
+const settingsMap = z.record(z.string(), z.string()).meta({ id: 'SettingsMap' });
+
+export const settingsRouter = router({
+  get: requirePermission('system:settings:view')
+    .meta({ openapi: { method: 'GET', path: '/system/settings', tags, summary: 'Every non-secret setting, values as strings' } })
+    .input(z.object({}))
+    .output(settingsMap)
+    .query(({ ctx }) => ctx.services.settings.publicMap()),
+
+  update: requirePermission('system:settings:update')
+    .meta({ openapi: { method: 'PUT', path: '/system/settings', tags, summary: 'Change some settings (all or nothing); answers the whole map' } })
+    // An object with a catchall (not a record) because trpc-to-openapi documents only object inputs.
+    .input(z.object({}).catchall(z.union([z.string().max(4096), z.number(), z.boolean()]).transform(String)))
+    .output(settingsMap)
+    .mutation(async ({ ctx, input }) => {
+      const before = await ctx.services.settings.update(input as Record<string, string>);
+      await ctx.services.audit.write({
+        action: 'update',
+        resource_type: 'setting',
+        resource_id: Object.keys(input).sort().join(','),
+        actor: ctx.caller,
+        req: ctx.req,
+        details: { before, after: input },
+      });
+      return ctx.services.settings.publicMap();
+    }),
+});

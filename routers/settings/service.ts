@@ -1,0 +1,82 @@
+import type { ChangeFeed } from '../../db/change-feed.ts';
+import type { Database } from '../../db/database.ts';
+import { readAllSettings, writeSettings } from '../../db/repositories/settings.ts';
+import { BadRequestError } from '../../lib/errors.ts';
+import type { SettingsRegistry } from '../../lib/settings-registry.ts';
+
+export const SETTINGS_CHANNEL = 'settings';
+
+type ChangeHandler = (key: string, value: unknown) => void;
+
+/**
+ * Runtime settings: declared in the registry, stored in the database, held in memory and refreshed on every
+ * node through the change feed. Effects of a change (pool resize, ...) subscribe with `onChange`.
+ */
+export class SettingsService {
+  private raw = new Map<string, string>();
+  private parsed = new Map<string, unknown>();
+  private readonly handlers: ChangeHandler[] = [];
+
+  constructor(
+    private readonly db: Database,
+    private readonly feed: ChangeFeed,
+    readonly registry: SettingsRegistry,
+  ) {}
+
+  async start(): Promise<void> {
+    await this.reload();
+    this.feed.subscribe((channel) => {
+      if (channel === SETTINGS_CHANNEL) void this.reload();
+    });
+  }
+
+  private async reload(): Promise<void> {
+    const stored = await readAllSettings(this.db);
+    const next = new Map<string, string>();
+    const parsed = new Map<string, unknown>();
+    for (const def of this.registry.all()) {
+      const value = stored.get(def.key);
+      const r = value === undefined ? undefined : this.registry.parse(def.key, value);
+      const useStored = r?.ok === true;
+      next.set(def.key, useStored ? value! : def.default);
+      parsed.set(def.key, useStored ? r.value : (this.registry.parse(def.key, def.default) as { value: unknown }).value);
+    }
+    const changed = [...next.keys()].filter((k) => this.raw.size > 0 && this.raw.get(k) !== next.get(k));
+    this.raw = next;
+    this.parsed = parsed;
+    for (const key of changed) for (const h of this.handlers) h(key, parsed.get(key));
+  }
+
+  /** The typed value of a declared setting. */
+  get<T>(key: string): T {
+    if (!this.parsed.has(key)) throw new Error(`setting ${key} is not declared`);
+    return this.parsed.get(key) as T;
+  }
+
+  /** Every non-secret setting as strings. */
+  publicMap(): Record<string, string> {
+    const out: Record<string, string> = {};
+    for (const def of this.registry.all()) if (!def.secret) out[def.key] = this.raw.get(def.key) ?? def.default;
+    return out;
+  }
+
+  /** Validates the whole partial map first; saves all of it or nothing. Returns the previous values of the keys changed. */
+  async update(values: Record<string, string>): Promise<Record<string, string>> {
+    const before: Record<string, string> = {};
+    for (const [key, value] of Object.entries(values)) {
+      const def = this.registry.get(key);
+      if (!def || def.secret) throw new BadRequestError('settings.unknown_key', { key });
+      const r = this.registry.parse(key, value);
+      if (!r.ok) throw new BadRequestError('settings.invalid_value', { key, reason: r.reason });
+      before[key] = this.raw.get(key) ?? def.default;
+    }
+    await writeSettings(this.db, values);
+    await this.reload();
+    await this.feed.publish(SETTINGS_CHANNEL);
+    return before;
+  }
+
+  onChange(handler: ChangeHandler): void {
+    this.handlers.push(handler);
+  }
+}

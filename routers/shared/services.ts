@@ -1,0 +1,24 @@
+import type { Logger } from 'pino';
+import type { ChangeFeed } from '../../db/change-feed.ts';
+import type { Database } from '../../db/database.ts';
+import type { AuditWriter } from '../audit/writer.ts';
+import type { IdentityStore } from '../auth/identity.ts';
+import type { AuthService } from '../auth/service.ts';
+import type { PermissionCatalogue } from '../permissions/catalogue.ts';
+import type { RoleService } from '../roles/service.ts';
+import type { SettingsService } from '../settings/service.ts';
+import type { UserService } from '../users/service.ts';
+
+/** Everything a procedure may use, built once per console by server/console.ts. */
+export interface Services {
+  db: Database;
+  feed: ChangeFeed;
+  logger: Logger;
+  identities: IdentityStore;
+  auth: AuthService;
+  users: UserService;
+  roles: RoleService;
+  permissions: PermissionCatalogue;
+  settings: SettingsService;
+  audit: AuditWriter;
+}

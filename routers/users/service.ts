@@ -1,0 +1,194 @@
+import { randomUUID } from 'node:crypto';
+import type { Database } from '../../db/database.ts';
+import { findRolesByIds } from '../../db/repositories/roles.ts';
+import { revokeUserSessions } from '../../db/repositories/sessions.ts';
+import {
+  activeUserIdsWithRole, findTakenIdentity, findUserById, insertUser, listUsers, setPasswordHash, softDeleteUser, unlockUser, updateUser,
+  type UserWithRoles,
+} from '../../db/repositories/users.ts';
+import { BadRequestError, NotFoundError } from '../../lib/errors.ts';
+import type { AuditWriter } from '../audit/writer.ts';
+import { ADMIN_ROLE, SESSIONS_CHANNEL, USERS_CHANNEL, type IdentityStore } from '../auth/identity.ts';
+import type { PasswordHasher } from '../auth/password-hash.ts';
+import { assertMayGrant } from '../roles/guards.ts';
+import type { SettingsService } from '../settings/service.ts';
+import type { Caller, RequestInfo } from '../shared/context.ts';
+import { offsetOf, page, type Pagination } from '../shared/schemas.ts';
+import { effectiveStatus, toUserJson, type UserJson } from './schemas.ts';
+
+export interface CreateUser {
+  username: string;
+  email: string;
+  password: string;
+  full_name?: string;
+  avatar?: string;
+  role_ids?: string[];
+  mfa_enabled?: boolean;
+}
+
+export interface UpdateUser {
+  email?: string;
+  status?: 'active' | 'disabled';
+  full_name?: string;
+  avatar?: string;
+  role_ids?: string[];
+  mfa_enabled?: boolean;
+}
+
+interface Actor {
+  caller: Caller;
+  req: RequestInfo;
+}
+
+/** Users: the business rules of DESIGN §4 (uniqueness, guards, soft delete, session revocation). */
+export class UserService {
+  constructor(
+    private readonly db: Database,
+    private readonly identities: IdentityStore,
+    private readonly hasher: PasswordHasher,
+    private readonly settings: SettingsService,
+    private readonly audit: AuditWriter,
+  ) {}
+
+  async list(p: Pagination & { search?: string }) {
+    const { rows, total } = await listUsers(this.db, { offset: offsetOf(p), limit: p.page_size, search: p.search });
+    return page(rows.map(toUserJson), total, p);
+  }
+
+  async get(id: string): Promise<UserJson> {
+    return toUserJson(await this.load(id));
+  }
+
+  /** The caller's own record, with each role's permissions and the union of them. */
+  async me(caller: Caller) {
+    const user = await this.load(caller.id);
+    const roles = (user.roles ?? []).map((r) => ({ id: r.id, name: r.name, permissions: (r.permissions ?? []).map((p) => p.permission).sort() }));
+    return { ...toUserJson(user), roles, permissions: [...new Set(roles.flatMap((r) => r.permissions))].sort() };
+  }
+
+  async create(input: CreateUser, { caller, req }: Actor): Promise<UserJson> {
+    this.checkPasswordLength(input.password);
+    await this.checkUnique(input.username, input.email);
+    const roleIds = await this.checkRoles(input.role_ids ?? [], [], caller);
+    const id = randomUUID();
+    try {
+      await insertUser(
+        this.db,
+        {
+          id,
+          username: input.username,
+          email: input.email,
+          password_hash: await this.hasher.hash(input.password),
+          full_name: input.full_name ?? '',
+          avatar: input.avatar ?? '',
+          status: 'active',
+          mfa_enabled: input.mfa_enabled ?? false,
+          locale: req.locale,
+        },
+        roleIds,
+      );
+    } catch (error) {
+      // Two creates racing past checkUnique: the unique index decides.
+      if (this.db.dialect.isUniqueViolation(error)) await this.checkUnique(input.username, input.email);
+      throw error;
+    }
+    const user = await this.get(id);
+    await this.audit.write({ action: 'create', resource_type: 'user', resource_id: id, actor: caller, req, details: { after: user } });
+    return user;
+  }
+
+  async update(id: string, input: UpdateUser, { caller, req }: Actor): Promise<UserJson> {
+    const before = await this.load(id);
+    if (input.email !== undefined) await this.checkUnique(undefined, input.email, id);
+    const currentRoleIds = before.roles.map((r) => r.id);
+    const roleIds = input.role_ids ? await this.checkRoles(input.role_ids, currentRoleIds, caller) : undefined;
+    const disabling = input.status === 'disabled' && effectiveStatus(before) !== 'disabled';
+    const losingAdmin = roleIds !== undefined && isAdmin(before) && !(await findRolesByIds(this.db, roleIds)).some((r) => r.name === ADMIN_ROLE);
+    if (disabling && id === caller.id) throw new BadRequestError('user.self_disable');
+    if (disabling || losingAdmin) await this.checkNotLastAdmin(before);
+    const { role_ids: _ignored, ...fields } = input;
+    try {
+      await updateUser(this.db, id, fields, roleIds);
+    } catch (error) {
+      if (this.db.dialect.isUniqueViolation(error)) await this.checkUnique(undefined, input.email, id);
+      throw error;
+    }
+    if (disabling) await revokeUserSessions(this.db, id);
+    await this.identities.changed(USERS_CHANNEL);
+    if (disabling) await this.identities.changed(SESSIONS_CHANNEL);
+    const after = await this.get(id);
+    await this.audit.write({ action: 'update', resource_type: 'user', resource_id: id, actor: caller, req, details: { before: toUserJson(before), after } });
+    return after;
+  }
+
+  async remove(id: string, { caller, req }: Actor): Promise<void> {
+    const user = await this.load(id);
+    if (id === caller.id) throw new BadRequestError('user.self_delete');
+    await this.checkNotLastAdmin(user);
+    await softDeleteUser(this.db, id);
+    await revokeUserSessions(this.db, id);
+    await this.identities.changed(USERS_CHANNEL);
+    await this.identities.changed(SESSIONS_CHANNEL);
+    await this.audit.write({ action: 'delete', resource_type: 'user', resource_id: id, actor: caller, req, details: { before: toUserJson(user) } });
+  }
+
+  /** Sets a password (own change or an administrator's reset) and ends every session of that user. */
+  async setPassword(id: string, password: string, action: 'password_change' | 'password_reset', { caller, req }: Actor): Promise<void> {
+    await this.load(id);
+    this.checkPasswordLength(password);
+    await setPasswordHash(this.db, id, await this.hasher.hash(password));
+    await revokeUserSessions(this.db, id);
+    await this.identities.changed(SESSIONS_CHANNEL);
+    await this.audit.write({ action, resource_type: 'user', resource_id: id, actor: caller, req });
+  }
+
+  async changeOwnPassword(oldPassword: string, newPassword: string, actor: Actor): Promise<void> {
+    const user = await this.load(actor.caller.id);
+    if (!(await this.hasher.verify(oldPassword, user.password_hash))) throw new BadRequestError('auth.wrong_old_password');
+    await this.setPassword(user.id, newPassword, 'password_change', actor);
+  }
+
+  async unlock(id: string, { caller, req }: Actor): Promise<UserJson> {
+    await this.load(id);
+    await unlockUser(this.db, id);
+    await this.identities.changed(USERS_CHANNEL);
+    await this.audit.write({ action: 'unlock', resource_type: 'user', resource_id: id, actor: caller, req });
+    return this.get(id);
+  }
+
+  private async load(id: string): Promise<UserWithRoles> {
+    const user = await findUserById(this.db, id);
+    if (!user) throw new NotFoundError('user.not_found');
+    return user;
+  }
+
+  private checkPasswordLength(password: string): void {
+    const min = this.settings.get<number>('password_min_length');
+    if (password.length < min || password.length > 128) throw new BadRequestError('user.password_length', { min, max: 128 });
+  }
+
+  private async checkUnique(username: string | undefined, email: string | undefined, exceptId?: string): Promise<void> {
+    const taken = await findTakenIdentity(this.db, username, email, exceptId);
+    if (taken === 'username') throw new BadRequestError('user.username_taken');
+    if (taken === 'email') throw new BadRequestError('user.email_taken');
+  }
+
+  /** Every id names an existing role, and the caller may grant the roles not already held. */
+  private async checkRoles(ids: string[], held: string[], caller: Caller): Promise<string[]> {
+    const unique = [...new Set(ids)];
+    const roles = await findRolesByIds(this.db, unique);
+    const missing = unique.find((id) => !roles.some((r) => r.id === id));
+    if (missing) throw new BadRequestError('user.unknown_role', { id: missing });
+    const added = roles.filter((r) => !held.includes(r.id));
+    assertMayGrant(caller, added.map((r) => ({ name: r.name, permissions: r.permissions.map((p) => p.permission) })));
+    return unique;
+  }
+
+  private async checkNotLastAdmin(user: UserWithRoles): Promise<void> {
+    if (!isAdmin(user) || effectiveStatus(user) !== 'active') return;
+    const others = (await activeUserIdsWithRole(this.db, ADMIN_ROLE)).filter((id) => id !== user.id);
+    if (others.length === 0) throw new BadRequestError('user.last_admin');
+  }
+}
+
+const isAdmin = (u: UserWithRoles) => (u.roles ?? []).some((r) => r.name === ADMIN_ROLE);

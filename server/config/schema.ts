@@ -1,0 +1,243 @@
+import { z } from 'zod';
+import { parseDuration } from '../../lib/duration.ts';
+
+// Durations are Go-style strings in files and variables (`10s`, `1m30s`); the parsed config holds milliseconds.
+const duration = (fallback: string) =>
+  z
+    .union([z.string(), z.number()])
+    .default(fallback)
+    .transform((v, ctx) => {
+      const ms = typeof v === 'number' ? v : parseDuration(v);
+      if (ms === undefined || ms < 0) {
+        ctx.addIssue({ code: 'custom', message: `must be a duration such as 500ms, 10s, 1m30s or 24h (got "${v}")` });
+        return z.NEVER;
+      }
+      return ms;
+    });
+
+// Env variables and flags arrive as strings; numbers and booleans are read from them here.
+const int = (fallback: number, min = 0, max = Number.MAX_SAFE_INTEGER) =>
+  z.coerce.number().int(`must be a whole number`).min(min).max(max).default(fallback);
+const optInt = (min = 0, max = Number.MAX_SAFE_INTEGER) => z.coerce.number().int(`must be a whole number`).min(min).max(max).optional();
+const bool = (fallback: boolean) =>
+  z
+    .union([z.boolean(), z.enum(['true', 'false', '1', '0'])])
+    .default(fallback)
+    .transform((v) => v === true || v === 'true' || v === '1');
+
+const tlsConfig = z
+  .object({
+    cert_file: z.string().optional(),
+    key_file: z.string().optional(),
+    ca_file: z.string().optional(),
+    server_name: z.string().optional(),
+    insecure_skip_verify: bool(false),
+  })
+  .strict();
+
+const retry = z
+  .object({
+    enabled: bool(true),
+    initial_interval: duration('5s'),
+    max_interval: duration('30s'),
+    max_elapsed_time: duration('1m'),
+  })
+  .strict();
+
+const compression = z
+  .union([z.boolean(), z.number(), z.string()])
+  .default(false)
+  .transform((v, ctx) => {
+    const s = String(v).toLowerCase();
+    if (['true', '1', 'gzip'].includes(s)) return 'gzip' as const;
+    if (['false', '0', 'none', ''].includes(s)) return 'none' as const;
+    ctx.addIssue({ code: 'custom', message: 'must be true, "true", 1, "1", "gzip", false, "false", 0 or "0"' });
+    return z.NEVER;
+  });
+
+const oauthProvider = z
+  .object({
+    name: z.string().regex(/^[a-z0-9_-]+$/i, 'must be letters, digits, _ or -'),
+    display_name: z.string().optional(),
+    client_id: z.string(),
+    client_secret: z.string(),
+    icon_url: z.string().optional(),
+    auth_url: z.url(),
+    token_url: z.url(),
+    user_info_url: z.url(),
+    redirect_url: z.string().optional(),
+    scopes: z.string().default('openid profile email'),
+    role_field: z.string().optional(),
+    email_field: z.string().default('email'),
+    username_field: z.string().default('username'),
+    full_name_field: z.string().default('fullName'),
+    avatar_field: z.string().default('avatar'),
+    auto_create_user: bool(false),
+  })
+  .strict();
+
+export const DRIVERS = ['sqlite', 'postgres', 'mysql', 'clickhouse'] as const;
+
+export const configSchema = z
+  .object({
+    global: z
+      .object({
+        encrypt_key: z.string().optional(),
+      })
+      .strict()
+      .prefault({}),
+    server: z
+      .object({
+        host: z.string().default('0.0.0.0'),
+        port: int(8080, 0, 65535),
+        mode: z.enum(['debug', 'release']).default('release'),
+        root_url: z.string().default(''),
+        read_timeout: duration('10s'),
+        write_timeout: duration('10s'),
+        shutdown_timeout: duration('10s'),
+        file_upload_path: z.string().default('./uploads'),
+        max_upload_size: int(10_485_760, 1),
+        geoip_db_path: z.string().default(''),
+        trust_proxy: bool(false),
+        cors_origins: z.string().default('*'),
+      })
+      .strict()
+      .prefault({}),
+    database: z
+      .object({
+        driver: z.enum(DRIVERS).default('sqlite'),
+        table_prefix: z
+          .string()
+          .regex(/^[A-Za-z0-9_]*$/, 'must be letters, digits and _')
+          .default('t_'),
+        slow_threshold: duration('3s'),
+        path: z.string().default('console.db'),
+        host: z.string().default('127.0.0.1'),
+        port: optInt(1, 65535),
+        username: z.string().default(''),
+        password: z.string().default(''),
+        schema: z.string().default('console'),
+        charset: z.string().default('utf8mb4'),
+        collation: z.string().default('utf8mb4_unicode_ci'),
+        max_open_connections: optInt(1),
+        max_idle_connections: optInt(0),
+        max_connection_life_time: duration('30s'),
+        read_timeout: duration('10s'),
+        dial_timeout: duration('10s'),
+        max_execution_time: duration('60s'),
+        enable_compression: bool(true),
+      })
+      .strict()
+      .prefault({}),
+    cache: z.object({ size: int(1000, 0) }).strict().prefault({}),
+    jwt: z
+      .object({
+        secret: z.string().min(16, 'must be at least 16 characters').optional(),
+        expiration: duration('24h'),
+      })
+      .strict()
+      .prefault({}),
+    log: z
+      .object({
+        level: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
+        format: z.enum(['json', 'logfmt']).default('json'),
+        path: z.string().default('logs'),
+      })
+      .strict()
+      .prefault({}),
+    bootstrap: z
+      .object({
+        admin_username: z.string().default('admin'),
+        admin_password: z.string().optional(),
+        admin_email: z.string().default('admin@example.com'),
+      })
+      .strict()
+      .prefault({}),
+    security: z
+      .object({
+        // scrypt cost N (a power of two). Lower it only in tests; 2^15 takes ~60 ms here.
+        scrypt_cost: int(32768, 2, 1 << 20).refine((n) => (n & (n - 1)) === 0, 'must be a power of two'),
+      })
+      .strict()
+      .prefault({}),
+    rate_limit: z
+      .object({
+        enabled: bool(true),
+        login_per_minute: int(10, 1),
+        global_per_minute: int(1200, 1),
+      })
+      .strict()
+      .prefault({}),
+    metrics: z.object({ token: z.string().default('') }).strict().prefault({}),
+    task: z
+      .object({
+        lease_ttl: duration('30s'),
+        lease_renew_interval: duration('10s'),
+        reaper_interval: duration('15s'),
+        poll_interval: duration('1s'),
+        retry_backoff_base: duration('1s'),
+        retry_backoff_max: duration('5m'),
+      })
+      .strict()
+      .prefault({}),
+    mail: z.object({ template_path: z.string().default('') }).strict().prefault({}),
+    oauth: z
+      .object({
+        enabled: bool(false),
+        providers: z.array(oauthProvider).default([]),
+      })
+      .strict()
+      .prefault({}),
+    tracing: z
+      .object({
+        service_name: z.string().default('console'),
+        http: z
+          .object({
+            endpoint: z.string(),
+            url_path: z.string().default('/v1/traces'),
+            timeout: duration('10s'),
+            insecure: bool(false),
+            compression,
+            header: z.record(z.string(), z.string()).default({}),
+            retry: retry.prefault({}),
+            tls_config: tlsConfig.optional(),
+          })
+          .strict()
+          .optional(),
+        grpc: z
+          .object({
+            endpoint: z.string(),
+            timeout: duration('10s'),
+            insecure: bool(false),
+            compression,
+            reconnection_period: duration('0s'),
+            header: z.record(z.string(), z.string()).default({}),
+            retry: retry.prefault({}),
+            tls_config: tlsConfig.optional(),
+            service_config: z.string().optional(),
+          })
+          .strict()
+          .optional(),
+        zipkin: z.object({ endpoint: z.string() }).strict().optional(),
+        file: z.object({ path: z.string() }).strict().optional(),
+      })
+      .strict()
+      .prefault({})
+      .superRefine((t, ctx) => {
+        const blocks = (['http', 'grpc', 'zipkin', 'file'] as const).filter((k) => t[k] !== undefined);
+        if (blocks.length > 1)
+          ctx.addIssue({ code: 'custom', message: `only one exporter may be configured, found ${blocks.join(' and ')}` });
+      }),
+  })
+  .strict();
+
+export type ConsoleConfig = z.output<typeof configSchema>;
+export type ConsoleConfigInput = z.input<typeof configSchema>;
+
+/** Per-driver defaults SPEC gives for keys the schema leaves open. */
+export const DRIVER_DEFAULTS = {
+  sqlite: { port: 0, max_open_connections: 1, max_idle_connections: 1 },
+  postgres: { port: 5432, max_open_connections: 100, max_idle_connections: 10 },
+  mysql: { port: 3306, max_open_connections: 100, max_idle_connections: 10 },
+  clickhouse: { port: 8123, max_open_connections: 100, max_idle_connections: 2 },
+} as const;

@@ -1,0 +1,138 @@
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import type { FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
+import { startChangeFeed } from '../db/change-feed.ts';
+import { openDatabase, type Database } from '../db/database.ts';
+import { getOrCreateSecret } from '../db/repositories/secrets.ts';
+import { SettingsRegistry } from '../lib/settings-registry.ts';
+import { AuditWriter } from '../routers/audit/writer.ts';
+import { ensureAdminUser, ensureSystemRoles } from '../routers/auth/bootstrap.ts';
+import { IdentityStore } from '../routers/auth/identity.ts';
+import { PasswordHasher } from '../routers/auth/password-hash.ts';
+import { AuthService } from '../routers/auth/service.ts';
+import { TokenSigner } from '../routers/auth/tokens.ts';
+import { PermissionCatalogue } from '../routers/permissions/catalogue.ts';
+import { RoleService } from '../routers/roles/service.ts';
+import { declareCoreSettings } from '../routers/settings/definitions.ts';
+import { SettingsService } from '../routers/settings/service.ts';
+import type { Services } from '../routers/shared/services.ts';
+import { UserService } from '../routers/users/service.ts';
+import { loadConfig, type LoadOptions } from './config/load.ts';
+import type { ConsoleConfig } from './config/schema.ts';
+import { databaseOptions } from './database-options.ts';
+import { openGeoIp } from './geoip.ts';
+import { buildHttpApp } from './http/app.ts';
+import { createMetrics, type Metrics } from './http/metrics.ts';
+import { createLogger } from './logger.ts';
+
+export interface ConsoleOptions extends LoadOptions {
+  /** Where the generated admin password is shown once; defaults to the terminal (stdout, never the logger). */
+  announce?: (text: string) => void;
+  /** Replaces the logger built from `log.*` (tests capture logs this way). */
+  logger?: Logger;
+}
+
+export interface Console {
+  readonly config: ConsoleConfig;
+  readonly logger: Logger;
+  readonly db: Database;
+  readonly services: Services;
+  readonly metrics: Metrics;
+  /** Permissions an embedding application adds: `c.permissions.register({code, name, module})`. */
+  readonly permissions: Services['permissions'];
+  /** The Fastify instance, for applications that add their own routes before `listen()`. */
+  readonly http: FastifyInstance;
+  listen(): Promise<{ port: number; host: string }>;
+  /** Graceful shutdown: in-flight requests finish within `server.shutdown_timeout`, then everything closes. */
+  close(): Promise<void>;
+}
+
+const VERSION = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+
+/** Builds a ready-to-serve Console: config, database (migrated), identity bootstrap, HTTP app. */
+export async function createConsole(options: ConsoleOptions = {}): Promise<Console> {
+  const config = loadConfig({ ...options, env: options.env ?? process.env });
+  const logger = options.logger ?? createLogger({ level: config.log.level, format: config.log.format, path: config.log.path, mode: config.server.mode });
+  const db = openDatabase(databaseOptions(config), logger);
+  try {
+    await db.migrate();
+  } catch (error) {
+    await db.close();
+    throw error;
+  }
+  const feed = await startChangeFeed(db, logger);
+  const registry = new SettingsRegistry();
+  declareCoreSettings(registry);
+  const settings = new SettingsService(db, feed, registry);
+  await settings.start();
+
+  const metrics = createMetrics();
+  const geo = await openGeoIp(config.server.geoip_db_path);
+  const audit = new AuditWriter(
+    db,
+    (error) => {
+      metrics.auditWriteFailures.inc();
+      logger.error({ err: error }, 'audit write failed');
+    },
+    geo,
+  );
+  const jwtSecret = config.jwt.secret ?? (await getOrCreateSecret(db, 'jwt_secret', randomBytes(48).toString('base64url')));
+  const hasher = new PasswordHasher(config.security.scrypt_cost);
+  const tokens = new TokenSigner(jwtSecret, config.jwt.expiration);
+  const identities = new IdentityStore(db, feed, config.cache.size);
+  const permissions = new PermissionCatalogue();
+  const services: Services = {
+    db,
+    feed,
+    logger,
+    identities,
+    permissions,
+    settings,
+    audit,
+    auth: new AuthService(db, identities, tokens, hasher, settings, audit),
+    users: new UserService(db, identities, hasher, settings, audit),
+    roles: new RoleService(db, identities, permissions, audit),
+  };
+
+  await ensureSystemRoles(db, permissions);
+  const admin = await ensureAdminUser(db, hasher, { username: config.bootstrap.admin_username, email: config.bootstrap.admin_email, password: config.bootstrap.admin_password });
+  if (admin?.generatedPassword) {
+    const announce = options.announce ?? ((text: string) => process.stdout.write(text));
+    announce(`\nCreated administrator "${config.bootstrap.admin_username}" with password: ${admin.generatedPassword}\nIt is shown only this once; change it after logging in, or reset it with: npm run cli -- admin reset-password\n\n`);
+  }
+
+  const http = await buildHttpApp({ config, services, logger, metrics, version: VERSION });
+  let closing: Promise<void> | undefined;
+
+  return {
+    config,
+    logger,
+    db,
+    services,
+    metrics,
+    permissions,
+    http,
+    async listen() {
+      await http.listen({ host: config.server.host, port: config.server.port });
+      const address = http.server.address();
+      const port = typeof address === 'object' && address ? address.port : config.server.port;
+      logger.info({ host: config.server.host, port }, 'console listening');
+      return { port, host: config.server.host };
+    },
+    close() {
+      closing ??= (async () => {
+        const deadline = setTimeout(() => http.server.closeAllConnections?.(), config.server.shutdown_timeout);
+        try {
+          await http.close();
+        } finally {
+          clearTimeout(deadline);
+        }
+        await feed.close();
+        await db.close();
+        logger.info('console stopped');
+      })();
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,24 @@
+import type { DbOptions } from '../db/options.ts';
+import type { ConsoleConfig } from './config/schema.ts';
+
+/** Maps the `database.*` keys onto db/'s plain options. */
+export function databaseOptions(config: ConsoleConfig): DbOptions {
+  const d = config.database;
+  if (d.driver === 'clickhouse') throw new Error('config: database.driver: clickhouse is not supported yet; use sqlite, postgres or mysql');
+  return {
+    driver: d.driver,
+    tablePrefix: d.table_prefix,
+    slowThresholdMs: d.slow_threshold,
+    path: d.path,
+    host: d.host,
+    port: d.port!,
+    username: d.username,
+    password: d.password,
+    schema: d.schema,
+    charset: d.charset,
+    collation: d.collation,
+    maxOpenConnections: d.max_open_connections!,
+    maxIdleConnections: d.max_idle_connections!,
+    connectionLifetimeMs: d.max_connection_life_time,
+  };
+}

@@ -1,0 +1,34 @@
+import type { FastifyInstance } from 'fastify';
+import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
+
+/** One registry per console (tests run several in one process); the engine adds its task metrics to it. */
+export function createMetrics() {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  return {
+    registry,
+    httpRequests: new Counter({ name: 'http_requests_total', help: 'HTTP requests by route template', labelNames: ['method', 'route', 'status'], registers: [registry] }),
+    httpDuration: new Histogram({
+      name: 'http_request_duration_seconds',
+      help: 'HTTP request duration by route template',
+      labelNames: ['method', 'route'],
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+      registers: [registry],
+    }),
+    auditWriteFailures: new Counter({ name: 'audit_write_failures_total', help: 'Audit records that could not be written', registers: [registry] }),
+  };
+}
+export type Metrics = ReturnType<typeof createMetrics>;
+
+/** Counts and times every request by its route template, and serves `/metrics` (behind `metrics.token` when set). */
+export function registerMetrics(app: FastifyInstance, metrics: Metrics, token: string): void {
+  app.addHook('onResponse', async (request, reply) => {
+    const route = request.routeOptions.url ?? 'unmatched';
+    metrics.httpRequests.inc({ method: request.method, route, status: String(reply.statusCode) });
+    metrics.httpDuration.observe({ method: request.method, route }, reply.elapsedTime / 1000);
+  });
+  app.get('/metrics', async (request, reply) => {
+    if (token && request.headers.authorization !== `Bearer ${token}`) return reply.code(401).type('text/plain').send('unauthorized\n');
+    return reply.type(metrics.registry.contentType).send(await metrics.registry.metrics());
+  });
+}

@@ -1,0 +1,65 @@
+import type { AnyTRPCRouter } from '@trpc/server';
+import { generateOpenApiDocument } from 'trpc-to-openapi';
+import { restRoutes } from './rest-adapter.ts';
+
+type Json = Record<string, unknown>;
+
+const ERROR_SCHEMA = {
+  type: 'object',
+  required: ['code', 'err'],
+  properties: {
+    code: { type: 'string', description: 'E4001, E4011, E4012, E4031, E4041, E4291, E5001 or E5031' },
+    err: { type: 'string', description: 'Short message in the caller’s language' },
+    trace_id: { type: 'string' },
+  },
+};
+
+const ERROR_RESPONSES: Record<string, string> = {
+  '400': 'E4001: invalid input, naming the field',
+  '401': 'E4011: missing or invalid token, or ended session; E4012: the token’s user is deleted, disabled or locked',
+  '403': 'E4031: missing permission',
+  '404': 'E4041: not found or not visible',
+  '429': 'E4291: rate limited',
+  '500': 'E5001: internal error',
+};
+
+/**
+ * The OpenAPI 3.1 document: trpc-to-openapi describes the procedures, and this shapes it to what the REST
+ * adapter really answers (the SPEC envelope, 201 on creates, the error envelope, the permission each needs).
+ */
+export function buildOpenApiDocument(router: AnyTRPCRouter, opts: { version: string; baseUrl: string }): Json {
+  const doc = generateOpenApiDocument(router, {
+    title: 'Console API',
+    description: 'Administration backend: users, roles, permissions, settings, audit logs and background tasks. Every answer uses the envelope `{code, data}` / `{code, err}`.',
+    version: opts.version,
+    baseUrl: opts.baseUrl,
+    securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } },
+  }) as unknown as Json;
+  const schemas = ((doc.components as Json | undefined)?.schemas ?? {}) as Json;
+  for (const name of Object.keys(schemas)) if (name.startsWith('error.')) delete schemas[name];
+  schemas.Error = ERROR_SCHEMA;
+
+  const paths = doc.paths as Record<string, Record<string, Json>>;
+  for (const route of restRoutes(router)) {
+    const openapiPath = route.meta.openapi!.path;
+    const op = paths[openapiPath]?.[route.method.toLowerCase()];
+    if (!op) continue;
+    const ok = (op.responses as Json)['200'] as Json;
+    const inner = ((ok.content as Json)['application/json'] as Json).schema as Json;
+    const wrapped = route.meta.list
+      ? { ...inner, required: ['code', ...((inner.required as string[]) ?? [])], properties: { code: { type: 'string', const: '0' }, ...(inner.properties as Json) } }
+      : { type: 'object', required: ['code', 'data'], properties: { code: { type: 'string', const: '0' }, data: inner } };
+    const status = String(route.meta.successStatus ?? 200);
+    const responses: Json = { [status]: { description: 'Success', content: { 'application/json': { schema: wrapped } } } };
+    for (const [code, description] of Object.entries(ERROR_RESPONSES)) {
+      if (route.meta.public && (code === '401' || code === '403')) continue;
+      if (!route.meta.permission && code === '403') continue;
+      responses[code] = { description, content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
+    }
+    op.responses = responses;
+    if (route.meta.public) op.security = [];
+    else op.security = [{ bearerAuth: [] }];
+    if (route.meta.permission) op['x-permission'] = route.meta.permission;
+  }
+  return doc;
+}
