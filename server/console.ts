@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { startChangeFeed } from '../db/change-feed.ts';
@@ -8,7 +8,7 @@ import { getOrCreateSecret } from '../db/repositories/secrets.ts';
 import { SettingsRegistry } from '../lib/settings-registry.ts';
 import { AuditWriter } from '../routers/audit/writer.ts';
 import { ensureAdminUser, ensureSystemRoles } from '../routers/auth/bootstrap.ts';
-import { IdentityStore } from '../routers/auth/identity.ts';
+import { IdentityStore, ROLES_CHANNEL, USERS_CHANNEL } from '../routers/auth/identity.ts';
 import { PasswordHasher } from '../routers/auth/password-hash.ts';
 import { AuthService } from '../routers/auth/service.ts';
 import { TokenSigner } from '../routers/auth/tokens.ts';
@@ -16,6 +16,7 @@ import { PermissionCatalogue } from '../routers/permissions/catalogue.ts';
 import { RoleService } from '../routers/roles/service.ts';
 import { declareCoreSettings } from '../routers/settings/definitions.ts';
 import { SettingsService } from '../routers/settings/service.ts';
+import { ListCache } from '../routers/shared/list-cache.ts';
 import type { Services } from '../routers/shared/services.ts';
 import { UserService } from '../routers/users/service.ts';
 import { loadConfig, type LoadOptions } from './config/load.ts';
@@ -48,12 +49,29 @@ export interface Console {
   close(): Promise<void>;
 }
 
-const VERSION = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+/** The package version, found from source (server/) and from the compiled build (dist/server/) alike. */
+function packageVersion(): string {
+  for (const up of ['../package.json', '../../package.json']) {
+    const url = new URL(up, import.meta.url);
+    if (existsSync(url)) return (JSON.parse(readFileSync(url, 'utf8')) as { name: string; version: string }).version;
+  }
+  return '0.0.0';
+}
+
+const VERSION = packageVersion();
+
+/** Keys that are validated but whose feature this version does not have yet: say so rather than ignore them. */
+function warnInactiveKeys(config: ConsoleConfig, logger: Logger): void {
+  const exporters = (['http', 'grpc', 'zipkin', 'file'] as const).filter((k) => config.tracing[k]);
+  if (exporters.length) logger.warn({ exporter: exporters[0] }, 'tracing is configured but trace export is not available in this version');
+  if (config.oauth.enabled) logger.warn({ providers: config.oauth.providers.length }, 'oauth.enabled is set but OAuth login is not available in this version');
+}
 
 /** Builds a ready-to-serve Console: config, database (migrated), identity bootstrap, HTTP app. */
 export async function createConsole(options: ConsoleOptions = {}): Promise<Console> {
   const config = loadConfig({ ...options, env: options.env ?? process.env });
   const logger = options.logger ?? createLogger({ level: config.log.level, format: config.log.format, path: config.log.path, mode: config.server.mode });
+  warnInactiveKeys(config, logger);
   const db = openDatabase(databaseOptions(config), logger);
   try {
     await db.migrate();
@@ -79,7 +97,7 @@ export async function createConsole(options: ConsoleOptions = {}): Promise<Conso
   );
   const jwtSecret = config.jwt.secret ?? (await getOrCreateSecret(db, 'jwt_secret', randomBytes(48).toString('base64url')));
   const hasher = new PasswordHasher(config.security.scrypt_cost);
-  const tokens = new TokenSigner(jwtSecret, config.jwt.expiration);
+  const tokens = new TokenSigner(jwtSecret, config.jwt.expiration, config.cache.size);
   const identities = new IdentityStore(db, feed, config.cache.size);
   const permissions = new PermissionCatalogue();
   const services: Services = {
@@ -91,8 +109,8 @@ export async function createConsole(options: ConsoleOptions = {}): Promise<Conso
     settings,
     audit,
     auth: new AuthService(db, identities, tokens, hasher, settings, audit),
-    users: new UserService(db, identities, hasher, settings, audit),
-    roles: new RoleService(db, identities, permissions, audit),
+    users: new UserService(db, identities, hasher, settings, audit, new ListCache(feed, [USERS_CHANNEL, ROLES_CHANNEL], config.cache.size)),
+    roles: new RoleService(db, identities, permissions, audit, new ListCache(feed, [ROLES_CHANNEL], config.cache.size)),
   };
 
   await ensureSystemRoles(db, permissions);

@@ -1,5 +1,5 @@
 // GeoIP lookups backed by a MaxMind DB file (GeoLite2-City / GeoLite2-Country / GeoIP2-*).
-import maxmind, { type CityResponse, type Reader } from 'maxmind';
+import type { CityResponse, Reader } from 'maxmind';
 
 export interface GeoInfo {
   /** ISO 3166-1 alpha-2 country code, e.g. "DE". */
@@ -18,6 +18,8 @@ export type GeoLookup = (ip: string) => GeoInfo | undefined;
  */
 export async function openGeoIp(path: string): Promise<GeoLookup | undefined> {
   if (!path) return undefined;
+  // Loaded only when a database is configured.
+  const { default: maxmind } = await import('maxmind');
   let reader: Reader<CityResponse>;
   try {
     reader = await maxmind.open<CityResponse>(path);
@@ -29,16 +31,16 @@ export async function openGeoIp(path: string): Promise<GeoLookup | undefined> {
   } catch (err) {
     throw new Error(`server.geoip_db_path: cannot open ${path} (${reason(err)})`, { cause: err });
   }
-  return (ip) => lookup(reader, ip);
+  return (ip) => lookup(reader, ip, maxmind.validate);
 }
 
-function lookup(reader: Reader<CityResponse>, raw: string): GeoInfo | undefined {
+function lookup(reader: Reader<CityResponse>, raw: string, validate: (ip: string) => boolean): GeoInfo | undefined {
   if (typeof raw !== 'string') return undefined;
   let ip = raw.trim();
   // IPv4-mapped IPv6 ("::ffff:1.2.3.4", as seen on dual-stack sockets) -> plain IPv4.
   const mapped = /^::ffff:(\d{1,3}(?:\.\d{1,3}){3})$/i.exec(ip);
   if (mapped) ip = mapped[1]!;
-  if (!maxmind.validate(ip)) return undefined;
+  if (!validate(ip)) return undefined;
   try {
     const rec = reader.get(ip);
     if (!rec) return undefined;

@@ -7,8 +7,11 @@
 // All sinks are synchronous, so nothing needs flushing on shutdown.
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { createRequire } from 'node:module';
 import pino from 'pino';
-import pretty from 'pino-pretty';
+
+// pino-pretty is loaded only in debug mode: release processes need not hold it in memory.
+const load = createRequire(import.meta.url);
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 export type LogFormat = 'json' | 'logfmt';
@@ -70,6 +73,7 @@ function formatSink(format: LogFormat, write: (s: string) => void): pino.Destina
 }
 
 function prettySink(write: (s: string) => void, colorize: boolean): pino.DestinationStream {
+  const pretty = load('pino-pretty') as typeof import('pino-pretty');
   const prettify = pretty.prettyFactory({
     colorize,
     translateTime: 'SYS:yyyy-mm-dd HH:MM:ss.l',

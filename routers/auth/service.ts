@@ -91,6 +91,8 @@ export class AuthService {
       await this.identities.changed(USERS_CHANNEL);
     }
     await recordLoginSuccess(this.db, user.id, req.locale);
+    // last_login_at is shown in user lists and records; every node drops what it cached of users.
+    await this.identities.changed(USERS_CHANNEL);
     const sessionId = randomUUID();
     const { token, expiresAt } = await this.tokens.sign({ sub: user.id, username: user.username, sid: sessionId });
     const now = new Date().toISOString();

@@ -1,4 +1,6 @@
+import { createSecretKey, type KeyObject } from 'node:crypto';
 import { jwtVerify, SignJWT } from 'jose';
+import { LruCache } from '../../lib/lru.ts';
 
 export interface TokenClaims {
   sub: string;
@@ -6,14 +8,23 @@ export interface TokenClaims {
   sid: string;
 }
 
+interface Verified extends TokenClaims {
+  exp: number;
+}
+
 /** HS256 access tokens (jose) with the claims of DESIGN §4. */
 export class TokenSigner {
-  private readonly key: Uint8Array;
+  private readonly key: KeyObject;
+  // A token is immutable, so its signature needs checking once; expiry is checked on every use.
+  private readonly verified: LruCache<string, Verified>;
+
   constructor(
     secret: string,
     private readonly lifetimeMs: number,
+    cacheSize: number,
   ) {
-    this.key = new TextEncoder().encode(secret);
+    this.key = createSecretKey(Buffer.from(secret, 'utf8'));
+    this.verified = new LruCache(cacheSize);
   }
 
   async sign(claims: TokenClaims): Promise<{ token: string; expiresAt: Date }> {
@@ -30,10 +41,14 @@ export class TokenSigner {
 
   /** The claims of a valid token, or undefined for a malformed, wrongly signed or expired one. */
   async verify(token: string): Promise<TokenClaims | undefined> {
+    const cached = this.verified.get(token);
+    if (cached) return cached.exp * 1000 > Date.now() ? cached : undefined;
     try {
       const { payload } = await jwtVerify(token, this.key, { algorithms: ['HS256'] });
-      if (typeof payload.sub !== 'string' || typeof payload.sid !== 'string') return undefined;
-      return { sub: payload.sub, sid: payload.sid, username: String(payload.username ?? '') };
+      if (typeof payload.sub !== 'string' || typeof payload.sid !== 'string' || typeof payload.exp !== 'number') return undefined;
+      const claims = { sub: payload.sub, sid: payload.sid, username: String(payload.username ?? ''), exp: payload.exp };
+      this.verified.set(token, claims);
+      return claims;
     } catch {
       return undefined;
     }

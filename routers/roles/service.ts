@@ -1,11 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type { Database } from '../../db/database.ts';
-import { deleteRole, findRoleById, findRoleByName, insertRole, listRoles, roleInUse, updateRole, type RoleWithPermissions } from '../../db/repositories/roles.ts';
+import { deleteRole, findRoleById, insertRole, listRoles, roleInUse, roleNameTaken, updateRole, type RoleWithPermissions } from '../../db/repositories/roles.ts';
 import { BadRequestError, NotFoundError } from '../../lib/errors.ts';
 import type { AuditWriter } from '../audit/writer.ts';
 import { ADMIN_ROLE, ROLES_CHANNEL, type IdentityStore } from '../auth/identity.ts';
 import type { PermissionCatalogue } from '../permissions/catalogue.ts';
 import type { Caller, RequestInfo } from '../shared/context.ts';
+import { ListCache } from '../shared/list-cache.ts';
 import { offsetOf, page, type Pagination } from '../shared/schemas.ts';
 import { assertMayGrant } from './guards.ts';
 import { toRoleJson, type RoleJson } from './schemas.ts';
@@ -22,11 +23,16 @@ export class RoleService {
     private readonly identities: IdentityStore,
     private readonly catalogue: PermissionCatalogue,
     private readonly audit: AuditWriter,
+    private readonly pages: ListCache<{ rows: RoleJson[]; total: number }>,
   ) {}
 
   async list(p: Pagination & { search?: string }) {
-    const { rows, total } = await listRoles(this.db, { offset: offsetOf(p), limit: p.page_size, search: p.search });
-    return page(rows.map(toRoleJson), total, p);
+    const key = JSON.stringify([p.current, p.page_size, p.search ?? '']);
+    const { rows, total } = await this.pages.get(key, async () => {
+      const found = await listRoles(this.db, { offset: offsetOf(p), limit: p.page_size, search: p.search });
+      return { rows: found.rows.map(toRoleJson), total: found.total };
+    });
+    return page(rows, total, p);
   }
 
   async get(id: string): Promise<RoleJson> {
@@ -44,6 +50,7 @@ export class RoleService {
       if (this.db.dialect.isUniqueViolation(error)) throw new BadRequestError('role.name_taken');
       throw error;
     }
+    await this.identities.changed(ROLES_CHANNEL);
     const role = await this.get(id);
     await this.audit.write({ action: 'create', resource_type: 'role', resource_id: id, actor: caller, req, details: { after: role } });
     return role;
@@ -53,7 +60,7 @@ export class RoleService {
     const before = toRoleJson(await this.load(id));
     if (before.is_system && input.name !== undefined && input.name !== before.name) throw new BadRequestError('role.system_immutable');
     if (before.name === ADMIN_ROLE && input.permissions !== undefined) throw new BadRequestError('role.system_immutable');
-    if (input.name !== undefined && input.name !== before.name) await this.checkNameFree(input.name);
+    if (input.name !== undefined && input.name !== before.name) await this.checkNameFree(input.name, id);
     const permissions = input.permissions ? this.checkPermissions(input.permissions) : undefined;
     if (permissions) assertMayGrant(caller, [{ name: before.name, permissions: permissions.filter((p) => !before.permissions.includes(p)) }]);
     try {
@@ -89,7 +96,7 @@ export class RoleService {
     return [...new Set(codes)];
   }
 
-  private async checkNameFree(name: string): Promise<void> {
-    if (await findRoleByName(this.db, name)) throw new BadRequestError('role.name_taken');
+  private async checkNameFree(name: string, exceptId?: string): Promise<void> {
+    if (await roleNameTaken(this.db, name, exceptId)) throw new BadRequestError('role.name_taken');
   }
 }

@@ -10,9 +10,10 @@ import { BadRequestError, NotFoundError } from '../../lib/errors.ts';
 import type { AuditWriter } from '../audit/writer.ts';
 import { ADMIN_ROLE, SESSIONS_CHANNEL, USERS_CHANNEL, type IdentityStore } from '../auth/identity.ts';
 import type { PasswordHasher } from '../auth/password-hash.ts';
-import { assertMayGrant } from '../roles/guards.ts';
+import { assertMayGrant, assertMayTakeOver } from '../roles/guards.ts';
 import type { SettingsService } from '../settings/service.ts';
 import type { Caller, RequestInfo } from '../shared/context.ts';
+import { ListCache } from '../shared/list-cache.ts';
 import { offsetOf, page, type Pagination } from '../shared/schemas.ts';
 import { effectiveStatus, toUserJson, type UserJson } from './schemas.ts';
 
@@ -48,10 +49,13 @@ export class UserService {
     private readonly hasher: PasswordHasher,
     private readonly settings: SettingsService,
     private readonly audit: AuditWriter,
+    private readonly pages: ListCache<{ rows: UserWithRoles[]; total: number }>,
   ) {}
 
   async list(p: Pagination & { search?: string }) {
-    const { rows, total } = await listUsers(this.db, { offset: offsetOf(p), limit: p.page_size, search: p.search });
+    const key = JSON.stringify([p.current, p.page_size, p.search ?? '']);
+    // Rows are cached as stored and shown per read: a lock ends by time alone, which no change announces.
+    const { rows, total } = await this.pages.get(key, () => listUsers(this.db, { offset: offsetOf(p), limit: p.page_size, search: p.search }));
     return page(rows.map(toUserJson), total, p);
   }
 
@@ -92,6 +96,7 @@ export class UserService {
       if (this.db.dialect.isUniqueViolation(error)) await this.checkUnique(input.username, input.email);
       throw error;
     }
+    await this.identities.changed(USERS_CHANNEL);
     const user = await this.get(id);
     await this.audit.write({ action: 'create', resource_type: 'user', resource_id: id, actor: caller, req, details: { after: user } });
     return user;
@@ -99,6 +104,7 @@ export class UserService {
 
   async update(id: string, input: UpdateUser, { caller, req }: Actor): Promise<UserJson> {
     const before = await this.load(id);
+    if (input.email !== undefined && input.email !== before.email) assertMayTakeOver(caller, { id, roles: grantedRoles(before.roles) });
     if (input.email !== undefined) await this.checkUnique(undefined, input.email, id);
     const currentRoleIds = before.roles.map((r) => r.id);
     const roleIds = input.role_ids ? await this.checkRoles(input.role_ids, currentRoleIds, caller) : undefined;
@@ -134,7 +140,7 @@ export class UserService {
 
   /** Sets a password (own change or an administrator's reset) and ends every session of that user. */
   async setPassword(id: string, password: string, action: 'password_change' | 'password_reset', { caller, req }: Actor): Promise<void> {
-    await this.load(id);
+    assertMayTakeOver(caller, { id, roles: grantedRoles((await this.load(id)).roles) });
     this.checkPasswordLength(password);
     await setPasswordHash(this.db, id, await this.hasher.hash(password));
     await revokeUserSessions(this.db, id);
@@ -180,7 +186,7 @@ export class UserService {
     const missing = unique.find((id) => !roles.some((r) => r.id === id));
     if (missing) throw new BadRequestError('user.unknown_role', { id: missing });
     const added = roles.filter((r) => !held.includes(r.id));
-    assertMayGrant(caller, added.map((r) => ({ name: r.name, permissions: r.permissions.map((p) => p.permission) })));
+    assertMayGrant(caller, grantedRoles(added));
     return unique;
   }
 
@@ -190,5 +196,7 @@ export class UserService {
     if (others.length === 0) throw new BadRequestError('user.last_admin');
   }
 }
+
+const grantedRoles = (roles: UserWithRoles['roles']) => roles.map((r) => ({ name: r.name, permissions: (r.permissions ?? []).map((p) => p.permission) }));
 
 const isAdmin = (u: UserWithRoles) => (u.roles ?? []).some((r) => r.name === ADMIN_ROLE);

@@ -8,14 +8,15 @@ import { NotFoundError, UnavailableError } from '../../lib/errors.ts';
 import { appRouter } from '../../routers/app-router.ts';
 import type { Context } from '../../routers/shared/context.ts';
 import type { Services } from '../../routers/shared/services.ts';
-import { createCallerFactory } from '../../routers/shared/trpc.ts';
 import type { ConsoleConfig } from '../config/schema.ts';
+import { closeConnectionsWhenDraining } from './draining.ts';
 import { sendError } from './envelope.ts';
 import { registerMetrics, type Metrics } from './metrics.ts';
 import { buildOpenApiDocument } from './openapi.ts';
 import { requestInfo } from './request-info.ts';
 import { registerRestRoutes } from './rest-adapter.ts';
 import { addSecurityHeaders } from './security-headers.ts';
+import { enforceWriteTimeout } from './write-timeout.ts';
 
 export interface HttpDeps {
   config: ConsoleConfig;
@@ -23,23 +24,6 @@ export interface HttpDeps {
   logger: Logger;
   metrics: Metrics;
   version: string;
-}
-
-/** Answers E5031 when a handler has not answered within `server.write_timeout`. */
-function enforceWriteTimeout(app: FastifyInstance, timeoutMs: number, logger: Logger, bodyLimit: number): void {
-  if (timeoutMs <= 0) return;
-  const timers = new WeakMap<FastifyRequest, NodeJS.Timeout>();
-  app.addHook('onRequest', async (request, reply) => {
-    timers.set(
-      request,
-      setTimeout(() => {
-        if (reply.sent) return;
-        if (reply.raw.headersSent) reply.raw.destroy();
-        else sendError(new UnavailableError('error.request_timeout'), request, reply, logger, bodyLimit);
-      }, timeoutMs),
-    );
-  });
-  app.addHook('onResponse', async (request) => clearTimeout(timers.get(request)));
 }
 
 export async function buildHttpApp({ config, services, logger, metrics, version }: HttpDeps): Promise<FastifyInstance> {
@@ -51,21 +35,31 @@ export async function buildHttpApp({ config, services, logger, metrics, version 
     forceCloseConnections: 'idle',
     return503OnClosing: true,
   });
-  const createCaller = createCallerFactory(appRouter);
   const createContext = (request: FastifyRequest): Context => ({ services, req: requestInfo(request) });
+  // At the root, so that fastify's own failures outside /api (a body over the limit on /trpc, an unknown
+  // path) are envelopes too, never fastify's default body with its internal error codes.
+  app.setErrorHandler((error, request, reply) => sendError(error, request, reply, logger, s.max_upload_size));
+  app.setNotFoundHandler((request, reply) => sendError(new NotFoundError('error.route_not_found'), request, reply, logger, s.max_upload_size));
 
   addSecurityHeaders(app);
+  closeConnectionsWhenDraining(app);
   registerMetrics(app, metrics, config.metrics.token);
-  enforceWriteTimeout(app, s.write_timeout, logger, s.max_upload_size);
+  enforceWriteTimeout(app, s.write_timeout, (request, reply) => {
+    if (reply.raw.headersSent) reply.raw.destroy();
+    else sendError(new UnavailableError('error.request_timeout'), request, reply, logger, s.max_upload_size);
+  });
   await app.register(cors, {
-    origin: s.cors_origins === '*' ? '*' : s.cors_origins.split(',').map((o) => o.trim()),
+    origin: s.cors_origins.includes('*') ? '*' : s.cors_origins,
     allowedHeaders: ['Authorization', 'Content-Type', 'Accept-Language', 'X-Scope-OrgID'],
     methods: ['GET', 'POST', 'PUT', 'DELETE', 'OPTIONS'],
     credentials: false,
   });
-  app.addHook('onResponse', async (request, reply) => {
-    logger.debug({ method: request.method, url: request.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request');
-  });
+  if (logger.isLevelEnabled('debug')) {
+    app.addHook('onResponse', (request, reply, done) => {
+      logger.debug({ method: request.method, url: request.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request');
+      done();
+    });
+  }
 
   app.get('/healthz', async () => ({ status: 'ok' }));
   app.get('/readyz', async (_request, reply) => {
@@ -87,10 +81,8 @@ export async function buildHttpApp({ config, services, logger, metrics, version 
         done(Object.assign(new SyntaxError('invalid json'), { statusCode: 400 }), undefined);
       }
     });
-    api.setErrorHandler((error, request, reply) => sendError(error, request, reply, logger, s.max_upload_size));
-    api.setNotFoundHandler((request, reply) => sendError(new NotFoundError('error.route_not_found'), request, reply, logger, s.max_upload_size));
     api.get('/openapi.json', async () => document);
-    registerRestRoutes(api, appRouter, createCaller as never, createContext);
+    registerRestRoutes(api, appRouter, createContext);
   }, { prefix: '/api' });
 
   await app.register(fastifyTRPCPlugin, {
@@ -105,6 +97,14 @@ export async function buildHttpApp({ config, services, logger, metrics, version 
   });
 
   await app.register(swagger, { mode: 'static', specification: { document: document as never } });
-  await app.register(swaggerUi, { routePrefix: '/docs', staticCSP: true, uiConfig: { persistAuthorization: true, deepLinking: true } });
+  await app.register(swaggerUi, {
+    routePrefix: '/docs',
+    staticCSP: true,
+    // Its default policy has upgrade-insecure-requests, which sends the page's own scripts to https:// when the
+    // page is opened over plain http on anything but localhost, and leaves it blank.
+    transformStaticCSP: (header) => header.replace(/\s*upgrade-insecure-requests;?/, ''),
+    theme: { title: 'Console API' },
+    uiConfig: { persistAuthorization: true, deepLinking: true },
+  });
   return app;
 }

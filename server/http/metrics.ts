@@ -22,10 +22,21 @@ export type Metrics = ReturnType<typeof createMetrics>;
 
 /** Counts and times every request by its route template, and serves `/metrics` (behind `metrics.token` when set). */
 export function registerMetrics(app: FastifyInstance, metrics: Metrics, token: string): void {
-  app.addHook('onResponse', async (request, reply) => {
+  // Label children are looked up once per (method, route, status): prom-client hashes label objects on every call.
+  const counters = new Map<string, Counter.Internal>();
+  const timers = new Map<string, Histogram.Internal<string>>();
+  app.addHook('onResponse', (request, reply, done) => {
+    const method = request.method;
     const route = request.routeOptions.url ?? 'unmatched';
-    metrics.httpRequests.inc({ method: request.method, route, status: String(reply.statusCode) });
-    metrics.httpDuration.observe({ method: request.method, route }, reply.elapsedTime / 1000);
+    const status = reply.statusCode;
+    const key = `${method} ${route}`;
+    let timer = timers.get(key);
+    if (!timer) timers.set(key, (timer = metrics.httpDuration.labels(method, route)));
+    let counter = counters.get(`${key} ${status}`);
+    if (!counter) counters.set(`${key} ${status}`, (counter = metrics.httpRequests.labels(method, route, String(status))));
+    timer.observe(reply.elapsedTime / 1000);
+    counter.inc();
+    done();
   });
   app.get('/metrics', async (request, reply) => {
     if (token && request.headers.authorization !== `Bearer ${token}`) return reply.code(401).type('text/plain').send('unauthorized\n');

@@ -1,15 +1,18 @@
 import type { FastifyInstance } from 'fastify';
 
-const STRICT_CSP = "default-src 'none'; frame-ancestors 'none'";
+// The strict CSP suits every JSON and text answer; the docs page replaces it with its own (swagger-ui's
+// staticCSP), which runs later in the request.
+const HEADERS = {
+  'x-content-type-options': 'nosniff',
+  'referrer-policy': 'no-referrer',
+  'x-frame-options': 'DENY',
+  'content-security-policy': "default-src 'none'; frame-ancestors 'none'",
+};
 
-/** Headers on every answer (DESIGN §3); HTML pages keep the CSP their route set (the docs page sets its own). */
+/** Headers on every answer (DESIGN §3), set once per request in a synchronous hook (this runs on every request). */
 export function addSecurityHeaders(app: FastifyInstance): void {
-  app.addHook('onSend', async (_request, reply, payload) => {
-    reply.header('X-Content-Type-Options', 'nosniff');
-    reply.header('Referrer-Policy', 'no-referrer');
-    reply.header('X-Frame-Options', 'DENY');
-    const type = String(reply.getHeader('content-type') ?? '');
-    if (!type.startsWith('text/html') && !reply.hasHeader('content-security-policy')) reply.header('Content-Security-Policy', STRICT_CSP);
-    return payload;
+  app.addHook('onRequest', (_request, reply, done) => {
+    reply.headers(HEADERS);
+    done();
   });
 }

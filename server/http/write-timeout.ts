@@ -1,0 +1,31 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+
+/**
+ * Calls `onTimeout` for requests still unanswered after `timeoutMs` (`server.write_timeout`). One sweeper
+ * timer serves every request: requests start in order, so the oldest sit at the front of the map.
+ */
+export function enforceWriteTimeout(app: FastifyInstance, timeoutMs: number, onTimeout: (request: FastifyRequest, reply: FastifyReply) => void): void {
+  if (timeoutMs <= 0) return;
+  const inFlight = new Map<FastifyRequest, { reply: FastifyReply; deadline: number }>();
+  const sweep = setInterval(() => {
+    const now = Date.now();
+    for (const [request, entry] of inFlight) {
+      if (entry.deadline > now) break;
+      inFlight.delete(request);
+      if (!entry.reply.sent) onTimeout(request, entry.reply);
+    }
+  }, Math.max(10, Math.min(1000, timeoutMs / 4)));
+  sweep.unref();
+  app.addHook('onRequest', (request, reply, done) => {
+    inFlight.set(request, { reply, deadline: Date.now() + timeoutMs });
+    done();
+  });
+  app.addHook('onResponse', (request, _reply, done) => {
+    inFlight.delete(request);
+    done();
+  });
+  app.addHook('onClose', (_instance, done) => {
+    clearInterval(sweep);
+    done();
+  });
+}

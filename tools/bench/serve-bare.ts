@@ -1,0 +1,9 @@
+// Child process of the HTTP benchmark: the ceiling, a bare Fastify JSON route.
+import Fastify from 'fastify';
+
+const app = Fastify();
+app.get('/bare', async () => ({ code: '0', data: { hello: 'world', n: 42 } }));
+await app.listen({ port: 0, host: '127.0.0.1' });
+const address = app.server.address();
+process.stdout.write(`${JSON.stringify({ port: typeof address === 'object' && address ? address.port : 0 })}\n`);
+process.on('SIGTERM', () => void app.close().then(() => process.exit(0)));
