@@ -1,48 +1,241 @@
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
-import { lanes, startConsole, ADMIN_PASSWORD, type TestConsole } from './support/harness.ts';
+import { decodeJwt, SignJWT } from 'jose';
+import { lanes, ADMIN_PASSWORD, type TestConsole } from './support/harness.ts';
+import { assertError, createUser, ok, PASSWORD, putSettings, setColumn, unique, startWithAdmin } from './support/identity.ts';
+
+const JWT_SECRET = 'auth-test-secret-0123456789abcdef';
+const MINUTE = 60_000;
 
 for (const lane of lanes()) {
   describe(`auth [${lane.name}]`, () => {
     let t: TestConsole;
-    before(async () => {
-      t = await startConsole(lane);
-    });
+    let admin: string;
+    before(async () => ({ t, admin } = await startWithAdmin(lane, { jwt: { secret: JWT_SECRET } })));
     after(async () => t.close());
 
-    test('login answers a token and the user; me shows roles and permissions', async () => {
-      const res = await t.request('POST', '/api/auth/login', { body: { username: 'admin', password: ADMIN_PASSWORD } });
-      assert.equal(res.status, 200);
-      assert.equal(res.body.code, '0');
-      assert.match(res.body.data.token, /^ey/);
-      assert.equal(res.body.data.user.username, 'admin');
-      const me = await t.request('GET', '/api/auth/me', { token: res.body.data.token });
-      assert.equal(me.status, 200);
-      assert.deepEqual(me.body.data.roles.map((r: { name: string }) => r.name), ['admin']);
-      assert.ok(me.body.data.permissions.includes('user:create'));
-    });
-
-    test('wrong password and unknown user answer the same E4011', async () => {
-      const wrong = await t.request('POST', '/api/auth/login', { body: { username: 'admin', password: 'nope' } });
-      const unknown = await t.request('POST', '/api/auth/login', { body: { username: 'ghost', password: 'nope' } });
-      assert.equal(wrong.status, 401);
-      assert.equal(wrong.body.code, 'E4011');
-      assert.deepEqual(unknown.body, wrong.body);
-    });
-
-    test('logout ends the session; refresh keeps it', async () => {
-      const token = await t.login();
-      const refreshed = await t.request('POST', '/api/auth/refresh', { token });
-      assert.equal(refreshed.status, 200);
-      const second = refreshed.body.data.token as string;
-      assert.equal((await t.request('GET', '/api/auth/me', { token: second })).status, 200);
-      const out = await t.request('POST', '/api/auth/logout', { token });
-      assert.equal(out.status, 200);
-      for (const tok of [token, second]) {
-        const me = await t.request('GET', '/api/auth/me', { token: tok });
-        assert.equal(me.status, 401);
-        assert.equal(me.body.code, 'E4011');
+    const login = (username: string, password: string) => t.request('POST', '/api/auth/login', { body: { username, password } });
+    const me = (token: string) => t.request('GET', '/api/auth/me', { token });
+    const userStatus = async (id: string) => ok(await t.request('GET', `/api/users/${id}`, { token: admin })).status as string;
+    /** Lockout after `attempts` failures, for the length of one test. */
+    const withLockout = async (attempts: number, body: () => Promise<void>) => {
+      await putSettings(t, admin, { login_failure_attempts: String(attempts), login_failure_lockout_minutes: '1' });
+      try {
+        await body();
+      } finally {
+        await putSettings(t, admin, { login_failure_attempts: '5', login_failure_lockout_minutes: '10' });
       }
+    };
+
+    test('login answers a token and the user; me shows roles and permissions', async () => {
+      const res = await login('admin', ADMIN_PASSWORD);
+      const data = ok(res);
+      assert.match(data.token, /^ey/);
+      assert.equal(data.user.username, 'admin');
+      assert.ok(!Number.isNaN(Date.parse(data.expires_at)));
+      const claims = decodeJwt(data.token);
+      assert.equal(claims.sub, data.user.id);
+      assert.equal(claims.username, 'admin');
+      assert.equal(typeof claims.sid, 'string');
+      const mine = ok(await me(data.token));
+      assert.deepEqual(mine.roles.map((r: { name: string }) => r.name), ['admin']);
+      assert.ok(mine.permissions.includes('user:create'));
+      assert.ok(mine.roles[0].permissions.includes('role:delete'));
+      // Login by email works too, case-insensitively.
+      ok(await login(mine.email.toUpperCase(), ADMIN_PASSWORD));
+    });
+
+    test('wrong password and unknown user answer the same E4011; missing fields → E4001', async () => {
+      const wrong = await login('admin', 'nope-nope');
+      const unknown = await login('ghost', 'nope-nope');
+      assertError(wrong, 401, 'E4011');
+      assert.deepEqual(unknown.body, wrong.body);
+      assertError(await t.request('POST', '/api/auth/login', { body: { username: 'admin' } }), 400, 'E4001', /^password: /);
+    });
+
+    test('lockout after login_failure_attempts failures; locked is told only after the right password', async () => {
+      const user = await createUser(t, admin);
+      const token = await t.login(user.username, PASSWORD);
+      await withLockout(3, async () => {
+        for (let i = 0; i < 3; i++) assertError(await login(user.username, 'wrong-password'), 401, 'E4011');
+        assert.equal(await userStatus(user.id), 'locked');
+        const wrong = await login(user.username, 'wrong-password');
+        assert.deepEqual(wrong.body, (await login(unique('ghost'), 'wrong-password')).body);
+        const right = await login(user.username, PASSWORD);
+        assertError(right, 401, 'E4011', /locked/);
+        assert.notEqual(right.body.err, wrong.body.err);
+        // A locked user's token stops working at once.
+        assertError(await me(token), 401, 'E4012');
+      });
+    });
+
+    test('a success resets the failure count; only consecutive failures lock', async () => {
+      const user = await createUser(t, admin);
+      await withLockout(3, async () => {
+        for (let round = 0; round < 3; round++) {
+          for (let i = 0; i < 2; i++) assertError(await login(user.username, 'wrong-password'), 401, 'E4011');
+          ok(await login(user.username, PASSWORD));
+        }
+        assert.equal(await userStatus(user.id), 'active');
+      });
+    });
+
+    test('a burst of 20 concurrent correct logins never locks; 20 wrong ones lock', async () => {
+      const user = await createUser(t, admin);
+      await withLockout(3, async () => {
+        const burst = await Promise.all(Array.from({ length: 20 }, () => login(user.username, PASSWORD)));
+        assert.deepEqual(burst.map((r) => r.status), Array(20).fill(200));
+        assert.equal(await userStatus(user.id), 'active');
+        const wrong = await Promise.all(Array.from({ length: 20 }, () => login(user.username, 'wrong-password')));
+        assert.ok(wrong.every((r) => r.status === 401 && r.body.code === 'E4011'));
+        assertError(await login(user.username, PASSWORD), 401, 'E4011', /locked/);
+      });
+    });
+
+    test('a lock ends after login_failure_lockout_minutes, and locks again after new failures', async () => {
+      const user = await createUser(t, admin);
+      const expire = async () => {
+        await setColumn(t, 'users', user.id, 'locked_until', new Date(Date.now() - 1000));
+        await t.c.services.identities.changed('users');
+      };
+      await withLockout(2, async () => {
+        for (let i = 0; i < 2; i++) await login(user.username, 'wrong-password');
+        assertError(await login(user.username, PASSWORD), 401, 'E4011', /locked/);
+        // Failures while locked do not pile up into the next lock.
+        for (let i = 0; i < 3; i++) await login(user.username, 'wrong-password');
+        await expire();
+        assert.equal(await userStatus(user.id), 'active');
+        assertError(await login(user.username, 'wrong-password'), 401, 'E4011');
+        ok(await login(user.username, PASSWORD));
+
+        for (let i = 0; i < 2; i++) await login(user.username, 'wrong-password');
+        assertError(await login(user.username, PASSWORD), 401, 'E4011', /locked/);
+        await expire();
+        // An expired lock that nobody cleared by logging in still counts failures and locks again.
+        for (let i = 0; i < 2; i++) assertError(await login(user.username, 'wrong-password'), 401, 'E4011');
+        assertError(await login(user.username, PASSWORD), 401, 'E4011', /locked/);
+        assert.equal(await userStatus(user.id), 'locked');
+      });
+    });
+
+    test('POST /users/:id/unlock ends a lock, with or without a JSON content type', async () => {
+      const user = await createUser(t, admin);
+      await withLockout(2, async () => {
+        for (const headers of [{}, { 'content-type': 'application/json' }] as Record<string, string>[]) {
+          for (let i = 0; i < 2; i++) await login(user.username, 'wrong-password');
+          assert.equal(await userStatus(user.id), 'locked');
+          const res = ok(await t.request('POST', `/api/users/${user.id}/unlock`, { token: admin, headers }));
+          assert.equal(res.status, 'active');
+          ok(await login(user.username, PASSWORD));
+        }
+        // Unlocking an account that is not locked changes nothing.
+        assert.equal(ok(await t.request('POST', `/api/users/${user.id}/unlock`, { token: admin })).status, 'active');
+        const viewer = await t.userWith(['user:view']);
+        assertError(await t.request('POST', `/api/users/${user.id}/unlock`, { token: viewer.token }), 403, 'E4031');
+      });
+    });
+
+    test('E4011 for a missing, malformed, wrongly signed or expired token', async () => {
+      const good = await t.login();
+      const claims = decodeJwt(good);
+      const sign = (secret: string, exp: number) =>
+        new SignJWT({ username: 'admin', sid: claims.sid as string }).setProtectedHeader({ alg: 'HS256' }).setSubject(claims.sub!).setIssuedAt(exp - 60).setExpirationTime(exp).sign(new TextEncoder().encode(secret));
+      const now = Math.floor(Date.now() / 1000);
+      ok(await me(await sign(JWT_SECRET, now + 60)), 200);
+      for (const headers of [{}, { authorization: 'Bearer' }, { authorization: 'Bearer garbage' }, { authorization: `Basic ${good}` }, { authorization: `Bearer ${good}x` }] as Record<string, string>[]) {
+        assertError(await t.request('GET', '/api/auth/me', { headers }), 401, 'E4011');
+      }
+      assertError(await me(await sign('another-secret-0123456789abcdef', now + 60)), 401, 'E4011');
+      assertError(await me(await sign(JWT_SECRET, now - 5)), 401, 'E4011');
+      const none = `${Buffer.from('{"alg":"none"}').toString('base64url')}.${good.split('.')[1]}.`;
+      assertError(await me(none), 401, 'E4011');
+    });
+
+    test('E4012 for the valid token of a deleted, disabled or unknown user', async () => {
+      const gone = await createUser(t, admin);
+      const goneToken = await t.login(gone.username, PASSWORD);
+      ok(await t.request('DELETE', `/api/users/${gone.id}`, { token: admin }));
+      assertError(await me(goneToken), 401, 'E4012');
+
+      const off = await createUser(t, admin);
+      const offToken = await t.login(off.username, PASSWORD);
+      ok(await t.request('PUT', `/api/users/${off.id}`, { token: admin, body: { status: 'disabled' } }));
+      assertError(await me(offToken), 401, 'E4012');
+      assertError(await login(off.username, 'wrong-password'), 401, 'E4011', (await login('ghost', 'wrong-password')).body.err);
+      assertError(await login(off.username, PASSWORD), 401, 'E4011', /disabled/);
+
+      const stranger = await new SignJWT({ username: 'x', sid: randomUUID() }).setProtectedHeader({ alg: 'HS256' }).setSubject(randomUUID()).setIssuedAt().setExpirationTime('1h').sign(new TextEncoder().encode(JWT_SECRET));
+      assertError(await me(stranger), 401, 'E4012');
+    });
+
+    test('logout ends the session (with or without a JSON content type); refresh keeps it', async () => {
+      for (const headers of [{}, { 'content-type': 'application/json' }] as Record<string, string>[]) {
+        const token = await t.login();
+        const second = ok(await t.request('POST', '/api/auth/refresh', { token, headers })).token as string;
+        assert.equal(decodeJwt(second).sid, decodeJwt(token).sid);
+        ok(await me(second));
+        ok(await t.request('POST', '/api/auth/logout', { token, headers }));
+        for (const tok of [token, second]) assertError(await me(tok), 401, 'E4011');
+        assertError(await t.request('POST', '/api/auth/refresh', { token: second }), 401, 'E4011');
+        assertError(await t.request('POST', '/api/auth/logout', { token }), 401, 'E4011');
+      }
+      // Other sessions of the same user live on.
+      const a = await t.login();
+      const b = await t.login();
+      ok(await t.request('POST', '/api/auth/logout', { token: a }));
+      ok(await me(b));
+    });
+
+    test('an idle session ends after session_idle_timeout_minutes', async () => {
+      const token = await t.login();
+      const other = await t.login();
+      await putSettings(t, admin, { session_idle_timeout_minutes: '1' });
+      try {
+        ok(await me(token));
+        await setColumn(t, 'sessions', decodeJwt(token).sid as string, 'last_seen_at', new Date(Date.now() - 2 * MINUTE));
+        await t.c.services.identities.changed('sessions');
+        assertError(await me(token), 401, 'E4011');
+        ok(await me(other));
+      } finally {
+        await putSettings(t, admin, { session_idle_timeout_minutes: '1440' });
+      }
+    });
+
+    test('PUT /auth/me/password: the old password must match; success ends every session', async () => {
+      const user = await createUser(t, admin);
+      const [a, b] = [await t.login(user.username, PASSWORD), await t.login(user.username, PASSWORD)];
+      const change = (token: string, body: unknown) => t.request('PUT', '/api/auth/me/password', { token, body });
+      assertError(await change(a, { old_password: 'not-it-at-all', new_password: 'new-password-1' }), 400, 'E4001');
+      assertError(await change(a, { old_password: PASSWORD, new_password: 'short' }), 400, 'E4001');
+      assertError(await change(a, { old_password: PASSWORD }), 400, 'E4001', /^new_password: /);
+      ok(await me(a));
+      ok(await change(a, { old_password: PASSWORD, new_password: 'new-password-1' }));
+      for (const tok of [a, b]) assertError(await me(tok), 401, 'E4011');
+      assertError(await login(user.username, PASSWORD), 401, 'E4011');
+      ok(await login(user.username, 'new-password-1'));
+      assertError(await t.request('PUT', '/api/auth/me/password', { body: { old_password: 'x', new_password: 'y' } }), 401, 'E4011');
+    });
+
+    test("PUT /users/:id/password sets the password and ends that user's sessions only", async () => {
+      const user = await createUser(t, admin);
+      const token = await t.login(user.username, PASSWORD);
+      const data = ok(await t.request('PUT', `/api/users/${user.id}/password`, { token: admin, body: { password: 'reset-password-1' } }));
+      assert.equal(data.id, user.id);
+      assertError(await me(token), 401, 'E4011');
+      ok(await me(admin));
+      assertError(await login(user.username, PASSWORD), 401, 'E4011');
+      ok(await login(user.username, 'reset-password-1'));
+      assertError(await t.request('PUT', `/api/users/${user.id}/password`, { token: admin, body: {} }), 400, 'E4001', /^password: /);
+    });
+
+    test('malformed JSON and a wrong content type → 400 E4001', async () => {
+      assertError(await t.request('POST', '/api/auth/login', { raw: '{"username": "admin", ' }), 400, 'E4001');
+      assertError(await t.request('POST', '/api/auth/login', { raw: '["admin"]' }), 400, 'E4001');
+      assertError(await t.request('POST', '/api/auth/login', { raw: 'username=admin', headers: { 'content-type': 'application/x-www-form-urlencoded' } }), 400, 'E4001');
+      assertError(await t.request('POST', '/api/auth/login', { raw: 'admin', headers: { 'content-type': 'text/plain' } }), 400, 'E4001');
+      assertError(await t.request('POST', '/api/users', { token: admin, raw: '{bad' }), 400, 'E4001');
+      assertError(await t.request('POST', '/api/auth/login', { headers: { 'content-type': 'application/json' } }), 400, 'E4001', /^username: /);
     });
   });
 }

@@ -12,7 +12,7 @@ export interface RoleInput {
 
 export async function listRoles(db: Database, opts: { offset: number; limit: number; search?: string }): Promise<{ rows: RoleWithPermissions[]; total: number }> {
   const query = db.models.Role.query();
-  if (opts.search) query.modify((q) => whereContains(q.toKnexQuery(), ['name'], opts.search!));
+  if (opts.search) query.onBuildKnex((knexQuery) => whereContains(knexQuery, ['name'], opts.search!));
   const total = await query.clone().resultSize();
   const rows = (await query
     .orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }])
@@ -28,6 +28,16 @@ export async function findRoleById(db: Database, id: string): Promise<RoleWithPe
 
 export async function findRoleByName(db: Database, name: string): Promise<RoleWithPermissions | undefined> {
   return (await db.models.Role.query().findOne('name', name).withGraphFetched('permissions')) as RoleWithPermissions | undefined;
+}
+
+/**
+ * Whether another role has this name, ignoring case on every engine (MySQL's collation already does), so
+ * "Admin" cannot sit beside "admin".
+ */
+export async function roleNameTaken(db: Database, name: string, exceptId?: string): Promise<boolean> {
+  const q = db.knex(db.t.roles).whereRaw('lower(??) = ?', ['name', name.toLowerCase()]);
+  if (exceptId) q.whereNot('id', exceptId);
+  return Boolean(await q.first('id'));
 }
 
 export async function findRolesByIds(db: Database, ids: string[]): Promise<RoleWithPermissions[]> {

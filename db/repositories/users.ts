@@ -1,3 +1,4 @@
+import type { Knex } from 'knex';
 import type { Database } from '../database.ts';
 import type { UserModel, UserRow } from '../models.ts';
 import { whereContains } from '../where-contains.ts';
@@ -33,7 +34,7 @@ export async function findUserByLogin(db: Database, login: string): Promise<User
 export async function listUsers(db: Database, opts: { offset: number; limit: number; search?: string }): Promise<{ rows: UserWithRoles[]; total: number }> {
   const { User, Role } = db.models;
   const query = User.query();
-  if (opts.search) query.modify((q) => whereContains(q.toKnexQuery(), ['username', 'email'], opts.search!));
+  if (opts.search) query.onBuildKnex((knexQuery) => whereContains(knexQuery, ['username', 'email'], opts.search!));
   const total = await query.clone().resultSize();
   const rows = (await query
     .orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }])
@@ -73,22 +74,49 @@ export async function insertUser(db: Database, user: NewUser, roleIds: string[])
   });
 }
 
-export async function updateUser(db: Database, id: string, patch: UserPatch, roleIds?: string[]): Promise<void> {
+/**
+ * Whether a live, active user other than `userId` holds the role `roleName`. It first locks that role's row
+ * until the transaction ends, so changes that might remove the role's last holder run one after another and
+ * each sees the one before (two administrators disabling each other at once cannot both succeed). SQLite's
+ * single connection serialises them anyway.
+ */
+async function anotherActiveHolder(db: Database, trx: Knex.Transaction, roleName: string, userId: string): Promise<boolean> {
+  const { t } = db;
+  await trx(t.roles).where('name', roleName).forUpdate().first('id');
+  const row = await trx(t.users)
+    .join(t.userRoles, `${t.userRoles}.user_id`, `${t.users}.id`)
+    .join(t.roles, `${t.roles}.id`, `${t.userRoles}.role_id`)
+    .whereNull(`${t.users}.deleted_at`)
+    .where(`${t.users}.status`, 'active')
+    .where(`${t.roles}.name`, roleName)
+    .whereNot(`${t.users}.id`, userId)
+    .first(`${t.users}.id`);
+  return Boolean(row);
+}
+
+/** Applies the patch (and replaces the roles when given). With `keepRole`, changes nothing and answers false when no other active user would hold that role. */
+export async function updateUser(db: Database, id: string, patch: UserPatch, roleIds?: string[], keepRole?: string): Promise<boolean> {
   const row: Record<string, unknown> = { ...patch, updated_at: new Date().toISOString() };
   if (patch.email !== undefined) row.email_key = patch.email.toLowerCase();
-  await db.knex.transaction(async (trx) => {
+  return db.knex.transaction(async (trx) => {
+    if (keepRole && !(await anotherActiveHolder(db, trx, keepRole, id))) return false;
     await db.models.User.query(trx).findById(id).patch(row);
     if (roleIds) {
       await trx(db.t.userRoles).where('user_id', id).del();
       if (roleIds.length) await trx(db.t.userRoles).insert(roleIds.map((role_id) => ({ user_id: id, role_id })));
     }
+    return true;
   });
 }
 
-/** Soft delete; frees the username and email for new users. */
-export async function softDeleteUser(db: Database, id: string): Promise<void> {
+/** Soft delete; frees the username and email for new users. `keepRole` as for updateUser. */
+export async function softDeleteUser(db: Database, id: string, keepRole?: string): Promise<boolean> {
   const now = new Date().toISOString();
-  await db.models.User.query().findById(id).patch({ deleted_at: now, updated_at: now, username_key: null, email_key: null } as never);
+  return db.knex.transaction(async (trx) => {
+    if (keepRole && !(await anotherActiveHolder(db, trx, keepRole, id))) return false;
+    await db.models.User.query(trx).findById(id).patch({ deleted_at: now, updated_at: now, username_key: null, email_key: null } as never);
+    return true;
+  });
 }
 
 export async function setPasswordHash(db: Database, id: string, passwordHash: string): Promise<void> {
@@ -99,15 +127,20 @@ export async function setPasswordHash(db: Database, id: string, passwordHash: st
 /**
  * Counts one failed login atomically and locks the account when the count reaches `maxAttempts`.
  * Returns true when this very failure locked it (so the caller can notify once).
+ * Failures while a lock holds are not counted (the lock already stops them). A lock that has run out still
+ * reads `locked` until the next successful login, so it counts as open here: otherwise an account locked
+ * once could be guessed at without limit after its lock ended.
  */
 export async function recordLoginFailure(db: Database, id: string, maxAttempts: number, lockUntil: Date): Promise<boolean> {
   const { knex, t, dialect } = db;
-  await knex(t.users).where('id', id).increment('failed_attempts', 1);
+  const now = dialect.toDbTime(new Date());
+  const open = (q: Knex.QueryBuilder) => q.where('status', 'active').orWhere((w) => w.where('status', 'locked').where('locked_until', '<=', now as Knex.Value));
+  await knex(t.users).where('id', id).where(open).increment('failed_attempts', 1);
   const locked = await knex(t.users)
     .where('id', id)
-    .where('status', 'active')
+    .where(open)
     .where('failed_attempts', '>=', maxAttempts)
-    .update({ status: 'locked', locked_until: dialect.toDbTime(lockUntil), failed_attempts: 0, updated_at: dialect.toDbTime(new Date()) });
+    .update({ status: 'locked', locked_until: dialect.toDbTime(lockUntil), failed_attempts: 0, updated_at: now });
   return locked > 0;
 }
 
@@ -125,17 +158,4 @@ export async function unlockUser(db: Database, id: string): Promise<void> {
 
 export async function countUsers(db: Database): Promise<number> {
   return db.models.User.query().withDeleted().resultSize();
-}
-
-/** Live, active users holding the role `roleName`. */
-export async function activeUserIdsWithRole(db: Database, roleName: string): Promise<string[]> {
-  const { knex, t } = db;
-  const rows = (await knex(t.users)
-    .join(t.userRoles, `${t.userRoles}.user_id`, `${t.users}.id`)
-    .join(t.roles, `${t.roles}.id`, `${t.userRoles}.role_id`)
-    .whereNull(`${t.users}.deleted_at`)
-    .where(`${t.users}.status`, 'active')
-    .where(`${t.roles}.name`, roleName)
-    .select(`${t.users}.id`)) as { id: string }[];
-  return rows.map((r) => r.id);
 }

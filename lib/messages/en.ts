@@ -23,6 +23,7 @@ export const en = {
   'validation.max_number': 'must be at most {max}',
   'validation.min_length': 'must be at least {min} characters',
   'validation.max_length': 'must be at most {max} characters',
+  'validation.length_between': 'must be between {min} and {max} characters',
   'validation.min_items': 'must have at least {min} items',
   'validation.max_items': 'must have at most {max} items',
   'validation.uuid': 'must be a UUID',
@@ -60,7 +61,7 @@ export const en = {
   'user.deleted': 'user deleted',
   'user.unknown_role': 'role_ids: unknown role {id}',
   'user.bad_status': 'status: must be active or disabled',
-  'user.password_length': 'password: must be between {min} and {max} characters',
+  'user.takeover': "only someone holding all of this user's permissions can change their password or email",
 
   'role.not_found': 'role not found',
   'role.name_taken': 'role name already exists',
@@ -73,6 +74,16 @@ export const en = {
   'settings.invalid_value': '{key}: {reason}',
 
   'audit.not_found': 'audit record not found',
+
+  'task.not_found': 'task not found',
+  'task.illegal_transition': 'cannot {action} a task that is {status}',
+  'task.deleted': 'task deleted',
+  'task.cancelled_by_request': 'cancelled',
+  'task.no_runner': 'no runner is registered for task type {type}',
+  'schedule.not_found': 'schedule not found',
+  'schedule.disabled': 'schedule is disabled',
+  'file.not_found': 'file not found',
+  'file.bad_signature': 'invalid or expired signature',
 } as const;
 
 export type MessageKey = keyof typeof en;

@@ -2,15 +2,36 @@ import { ForbiddenError } from '../../lib/errors.ts';
 import type { Caller } from '../shared/context.ts';
 import { ADMIN_ROLE } from '../auth/identity.ts';
 
+interface GrantedRole {
+  name: string;
+  permissions: string[];
+}
+
+/** The first part of `roles` the caller could not hand out themselves: the admin role, or a permission they lack. */
+function ungrantable(caller: Caller, roles: GrantedRole[]): { adminRole: true } | { code: string } | undefined {
+  if (caller.isAdmin) return undefined;
+  for (const role of roles) {
+    if (role.name === ADMIN_ROLE) return { adminRole: true };
+    const code = role.permissions.find((p) => !caller.permissions.has(p));
+    if (code) return { code };
+  }
+  return undefined;
+}
+
 /**
  * Privilege escalation guard: a caller may grant (by editing a role or assigning one) only permissions they
  * hold themselves, and only an administrator may hand out the admin role.
  */
-export function assertMayGrant(caller: Caller, roles: { name: string; permissions: string[] }[]): void {
-  if (caller.isAdmin) return;
-  for (const role of roles) {
-    if (role.name === ADMIN_ROLE) throw new ForbiddenError('auth.admin_role_admin_only');
-    const missing = role.permissions.find((p) => !caller.permissions.has(p));
-    if (missing) throw new ForbiddenError('auth.cannot_grant', { code: missing });
-  }
+export function assertMayGrant(caller: Caller, roles: GrantedRole[]): void {
+  const denied = ungrantable(caller, roles);
+  if (denied && 'code' in denied) throw new ForbiddenError('auth.cannot_grant', { code: denied.code });
+  if (denied) throw new ForbiddenError('auth.admin_role_admin_only');
+}
+
+/**
+ * Takeover guard: setting another user's password or email hands their access to the caller, so it takes
+ * every right that user holds (as granting their roles would); only an administrator may do it to one.
+ */
+export function assertMayTakeOver(caller: Caller, target: { id: string; roles: GrantedRole[] }): void {
+  if (target.id !== caller.id && ungrantable(caller, target.roles)) throw new ForbiddenError('user.takeover');
 }

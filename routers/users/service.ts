@@ -3,10 +3,10 @@ import type { Database } from '../../db/database.ts';
 import { findRolesByIds } from '../../db/repositories/roles.ts';
 import { revokeUserSessions } from '../../db/repositories/sessions.ts';
 import {
-  activeUserIdsWithRole, findTakenIdentity, findUserById, insertUser, listUsers, setPasswordHash, softDeleteUser, unlockUser, updateUser,
+  findTakenIdentity, findUserById, insertUser, listUsers, setPasswordHash, softDeleteUser, unlockUser, updateUser,
   type UserWithRoles,
 } from '../../db/repositories/users.ts';
-import { BadRequestError, NotFoundError } from '../../lib/errors.ts';
+import { BadRequestError, fieldError, NotFoundError } from '../../lib/errors.ts';
 import type { AuditWriter } from '../audit/writer.ts';
 import { ADMIN_ROLE, SESSIONS_CHANNEL, USERS_CHANNEL, type IdentityStore } from '../auth/identity.ts';
 import type { PasswordHasher } from '../auth/password-hash.ts';
@@ -111,17 +111,21 @@ export class UserService {
     const disabling = input.status === 'disabled' && effectiveStatus(before) !== 'disabled';
     const losingAdmin = roleIds !== undefined && isAdmin(before) && !(await findRolesByIds(this.db, roleIds)).some((r) => r.name === ADMIN_ROLE);
     if (disabling && id === caller.id) throw new BadRequestError('user.self_disable');
-    if (disabling || losingAdmin) await this.checkNotLastAdmin(before);
     const { role_ids: _ignored, ...fields } = input;
+    let done: boolean;
     try {
-      await updateUser(this.db, id, fields, roleIds);
+      done = await updateUser(this.db, id, fields, roleIds, (disabling || losingAdmin) && isActiveAdmin(before) ? ADMIN_ROLE : undefined);
     } catch (error) {
       if (this.db.dialect.isUniqueViolation(error)) await this.checkUnique(undefined, input.email, id);
       throw error;
     }
-    if (disabling) await revokeUserSessions(this.db, id);
+    if (!done) throw new BadRequestError('user.last_admin');
+    // Users first: a request racing this one then meets "invalid user" (E4012), not a revoked session.
     await this.identities.changed(USERS_CHANNEL);
-    if (disabling) await this.identities.changed(SESSIONS_CHANNEL);
+    if (disabling) {
+      await revokeUserSessions(this.db, id);
+      await this.identities.changed(SESSIONS_CHANNEL);
+    }
     const after = await this.get(id);
     await this.audit.write({ action: 'update', resource_type: 'user', resource_id: id, actor: caller, req, details: { before: toUserJson(before), after } });
     return after;
@@ -130,20 +134,21 @@ export class UserService {
   async remove(id: string, { caller, req }: Actor): Promise<void> {
     const user = await this.load(id);
     if (id === caller.id) throw new BadRequestError('user.self_delete');
-    await this.checkNotLastAdmin(user);
-    await softDeleteUser(this.db, id);
-    await revokeUserSessions(this.db, id);
+    if (!(await softDeleteUser(this.db, id, isActiveAdmin(user) ? ADMIN_ROLE : undefined))) throw new BadRequestError('user.last_admin');
     await this.identities.changed(USERS_CHANNEL);
+    await revokeUserSessions(this.db, id);
     await this.identities.changed(SESSIONS_CHANNEL);
     await this.audit.write({ action: 'delete', resource_type: 'user', resource_id: id, actor: caller, req, details: { before: toUserJson(user) } });
   }
 
   /** Sets a password (own change or an administrator's reset) and ends every session of that user. */
-  async setPassword(id: string, password: string, action: 'password_change' | 'password_reset', { caller, req }: Actor): Promise<void> {
+  async setPassword(id: string, password: string, action: 'password_change' | 'password_reset', { caller, req }: Actor, field = 'password'): Promise<void> {
     assertMayTakeOver(caller, { id, roles: grantedRoles((await this.load(id)).roles) });
-    this.checkPasswordLength(password);
+    this.checkPasswordLength(password, field);
     await setPasswordHash(this.db, id, await this.hasher.hash(password));
     await revokeUserSessions(this.db, id);
+    // updated_at moved: user lists and identities are stale too, not only sessions.
+    await this.identities.changed(USERS_CHANNEL);
     await this.identities.changed(SESSIONS_CHANNEL);
     await this.audit.write({ action, resource_type: 'user', resource_id: id, actor: caller, req });
   }
@@ -151,7 +156,7 @@ export class UserService {
   async changeOwnPassword(oldPassword: string, newPassword: string, actor: Actor): Promise<void> {
     const user = await this.load(actor.caller.id);
     if (!(await this.hasher.verify(oldPassword, user.password_hash))) throw new BadRequestError('auth.wrong_old_password');
-    await this.setPassword(user.id, newPassword, 'password_change', actor);
+    await this.setPassword(user.id, newPassword, 'password_change', actor, 'new_password');
   }
 
   async unlock(id: string, { caller, req }: Actor): Promise<UserJson> {
@@ -168,9 +173,9 @@ export class UserService {
     return user;
   }
 
-  private checkPasswordLength(password: string): void {
+  private checkPasswordLength(password: string, field = 'password'): void {
     const min = this.settings.get<number>('password_min_length');
-    if (password.length < min || password.length > 128) throw new BadRequestError('user.password_length', { min, max: 128 });
+    if (password.length < min || password.length > 128) throw fieldError(field, 'validation.length_between', { min, max: 128 });
   }
 
   private async checkUnique(username: string | undefined, email: string | undefined, exceptId?: string): Promise<void> {
@@ -189,14 +194,11 @@ export class UserService {
     assertMayGrant(caller, grantedRoles(added));
     return unique;
   }
-
-  private async checkNotLastAdmin(user: UserWithRoles): Promise<void> {
-    if (!isAdmin(user) || effectiveStatus(user) !== 'active') return;
-    const others = (await activeUserIdsWithRole(this.db, ADMIN_ROLE)).filter((id) => id !== user.id);
-    if (others.length === 0) throw new BadRequestError('user.last_admin');
-  }
 }
 
 const grantedRoles = (roles: UserWithRoles['roles']) => roles.map((r) => ({ name: r.name, permissions: (r.permissions ?? []).map((p) => p.permission) }));
 
 const isAdmin = (u: UserWithRoles) => (u.roles ?? []).some((r) => r.name === ADMIN_ROLE);
+
+/** Only an active administrator's removal can leave the service without one. */
+const isActiveAdmin = (u: UserWithRoles) => isAdmin(u) && effectiveStatus(u) === 'active';
