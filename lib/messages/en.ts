@@ -14,7 +14,6 @@ export const en = {
   'error.unsupported_media_type': 'unsupported content type: send application/json',
   'error.body_too_large': 'body is larger than {limit} bytes',
   'error.request_timeout': 'request took too long',
-  'error.shutting_down': 'server is shutting down',
 
   'validation.field': '{field}: {reason}',
   'validation.required': 'is required',

@@ -9,14 +9,35 @@ export interface ErrorBody {
   err: string;
 }
 
+/**
+ * The service's error for a failure tRPC itself detected before any procedure code ran (unknown path, wrong
+ * method, unreadable input); its cause, if any, is a library error that must not reach the answer.
+ */
+function fromTrpc(error: TRPCError): AppError | undefined {
+  switch (error.code) {
+    case 'NOT_FOUND':
+    case 'METHOD_NOT_SUPPORTED':
+      return new NotFoundError('error.route_not_found');
+    case 'PARSE_ERROR':
+      return new BadRequestError('error.invalid_json');
+    case 'BAD_REQUEST':
+      // tRPC reads the input lazily and reports a JSON.parse failure as BAD_REQUEST caused by the SyntaxError.
+      return new BadRequestError(error.cause instanceof SyntaxError ? 'error.invalid_json' : 'error.bad_request');
+    case 'UNSUPPORTED_MEDIA_TYPE':
+      return new BadRequestError('error.unsupported_media_type');
+    case 'PAYLOAD_TOO_LARGE':
+      return new BadRequestError('error.bad_request');
+    default:
+      return undefined;
+  }
+}
+
 /** Maps anything thrown to the envelope's code, status and a message safe to show (no internals). */
 export function toErrorBody(error: unknown, locale: string): ErrorBody {
   let cause: unknown = error;
   if (error instanceof TRPCError) {
     cause = error.cause ?? error;
-    if (cause === error && error.code === 'NOT_FOUND') cause = new NotFoundError('error.route_not_found');
-    if (cause === error && error.code === 'PARSE_ERROR') cause = new BadRequestError('error.invalid_json');
-    if (cause === error && error.code === 'BAD_REQUEST') cause = new BadRequestError('error.bad_request');
+    if (!(cause instanceof AppError) && !(cause instanceof ZodError)) cause = fromTrpc(error) ?? cause;
   }
   if (cause instanceof ZodError) {
     const issue = cause.issues[0];

@@ -20,7 +20,8 @@ function unwrap(schema: z.ZodType): z.ZodType {
   let s: z.ZodType = schema;
   for (;;) {
     if (s instanceof z.ZodDefault || s instanceof z.ZodPrefault || s instanceof z.ZodOptional) s = s.def.innerType as z.ZodType;
-    else if (s instanceof z.ZodPipe) s = s.def.in as z.ZodType;
+    // A preprocess step (`pipe(transform, schema)`) keeps the shape in its output; a transform keeps it in its input.
+    else if (s instanceof z.ZodPipe) s = (s.def.in instanceof z.ZodTransform ? s.def.out : s.def.in) as z.ZodType;
     else return s;
   }
 }
@@ -142,7 +143,18 @@ function describe(issue: z.core.$ZodIssue, input: Tree): string {
   let given: unknown = input;
   for (const p of path) given = (given as Tree | undefined)?.[p];
   const shown = given === undefined || typeof given === 'object' ? '' : ` (got "${String(given)}")`;
-  return `config: ${path.join('.') || '(root)'}: ${issue.message}${shown}`;
+  return `config: ${path.join('.') || '(root)'}: ${allowed(issue)}${shown}`;
+}
+
+/** What a key accepts, in words; zod's own texts ("expected number, received NaN") say less. */
+function allowed(issue: z.core.$ZodIssue): string {
+  if (!issue.message.startsWith('Invalid')) return issue.message;
+  if (issue.code === 'invalid_value') return `must be one of ${issue.values.map(String).join(', ')}`;
+  if (issue.code === 'invalid_type') {
+    const what = { object: 'a mapping of keys', array: 'a list', record: 'a mapping of keys' }[issue.expected as string] ?? `a ${issue.expected}`;
+    return `must be ${what}`;
+  }
+  return issue.message;
 }
 
 /** Reads defaults < file (and code-given values) < environment < flags, validates, and fills per-driver defaults. */

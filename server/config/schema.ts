@@ -9,19 +9,26 @@ const duration = (fallback: string) =>
     .transform((v, ctx) => {
       const ms = typeof v === 'number' ? v : parseDuration(v);
       if (ms === undefined || ms < 0) {
-        ctx.addIssue({ code: 'custom', message: `must be a duration such as 500ms, 10s, 1m30s or 24h (got "${v}")` });
+        ctx.addIssue({ code: 'custom', message: 'must be a duration such as 500ms, 10s, 1m30s or 24h' });
         return z.NEVER;
       }
       return ms;
     });
 
-// Env variables and flags arrive as strings; numbers and booleans are read from them here.
-const int = (fallback: number, min = 0, max = Number.MAX_SAFE_INTEGER) =>
-  z.coerce.number().int(`must be a whole number`).min(min).max(max).default(fallback);
-const optInt = (min = 0, max = Number.MAX_SAFE_INTEGER) => z.coerce.number().int(`must be a whole number`).min(min).max(max).optional();
+// Env variables and flags arrive as strings; numbers and booleans are read from them here. Only digits count
+// as a number: z.coerce would read a blank variable as 0 (port 0 = a random port).
+const wholeNumber = (min: number, max: number) => {
+  const allowed = max === Number.MAX_SAFE_INTEGER ? `must be a whole number of at least ${min}` : `must be a whole number from ${min} to ${max}`;
+  return z.preprocess(
+    (v) => (typeof v === 'string' && /^\s*-?\d+\s*$/.test(v) ? Number(v) : v),
+    z.number({ error: allowed }).int(allowed).min(min, allowed).max(max, allowed),
+  );
+};
+const int = (fallback: number, min = 0, max = Number.MAX_SAFE_INTEGER) => wholeNumber(min, max).default(fallback);
+const optInt = (min = 0, max = Number.MAX_SAFE_INTEGER) => wholeNumber(min, max).optional();
 const bool = (fallback: boolean) =>
   z
-    .union([z.boolean(), z.enum(['true', 'false', '1', '0'])])
+    .union([z.boolean(), z.enum(['true', 'false', '1', '0'])], { error: 'must be true or false' })
     .default(fallback)
     .transform((v) => v === true || v === 'true' || v === '1');
 
@@ -35,14 +42,48 @@ const tlsConfig = z
   })
   .strict();
 
-const retry = z
-  .object({
-    enabled: bool(true),
-    initial_interval: duration('5s'),
-    max_interval: duration('30s'),
-    max_elapsed_time: duration('1m'),
-  })
-  .strict();
+/** A string holding JSON becomes its value; any other string stays as it is, for the schema to judge. */
+function jsonOrText(v: unknown): unknown {
+  if (typeof v !== 'string') return v;
+  try {
+    return JSON.parse(v);
+  } catch {
+    return v;
+  }
+}
+
+// SPEC: retry is an object or a string; a string holds the object as JSON, or just true/false for `enabled`.
+const retry = z.preprocess(
+  (v) => {
+    const value = jsonOrText(v);
+    return typeof value === 'boolean' ? { enabled: value } : value;
+  },
+  z
+    .object({
+      enabled: bool(true),
+      initial_interval: duration('5s'),
+      max_interval: duration('30s'),
+      max_elapsed_time: duration('1m'),
+    })
+    .strict(),
+);
+
+/** `global.encrypt_key` as 32 key bytes: 64 hex digits, base64 of 32 bytes, or 32 characters taken as they are. */
+export function encryptKeyBytes(text: string): Buffer | undefined {
+  if (/^[0-9a-f]{64}$/i.test(text)) return Buffer.from(text, 'hex');
+  if (/^[A-Za-z0-9+/]{43}=$/.test(text)) return Buffer.from(text, 'base64');
+  const raw = Buffer.from(text, 'utf8');
+  return raw.length === 32 ? raw : undefined;
+}
+
+/** `*`, or the allowed origins: a list (JSON in a variable or flag) or a comma-separated string. */
+const corsOrigins = z
+  .preprocess(
+    (v) => (typeof v === 'string' && v.trim().startsWith('[') ? jsonOrText(v) : v),
+    z.union([z.string(), z.array(z.string())], { error: 'must be * or a list of origins' }),
+  )
+  .default('*')
+  .transform((v) => (Array.isArray(v) ? v : v.split(',')).map((o) => o.trim()).filter(Boolean));
 
 const compression = z
   .union([z.boolean(), z.number(), z.string()])
@@ -82,7 +123,10 @@ export const configSchema = z
   .object({
     global: z
       .object({
-        encrypt_key: z.string().optional(),
+        encrypt_key: z
+          .string()
+          .refine((k) => encryptKeyBytes(k) !== undefined, 'must be 32 bytes: 32 characters, 64 hex digits or base64 of 32 bytes')
+          .optional(),
       })
       .strict()
       .prefault({}),
@@ -99,7 +143,7 @@ export const configSchema = z
         max_upload_size: int(10_485_760, 1),
         geoip_db_path: z.string().default(''),
         trust_proxy: bool(false),
-        cors_origins: z.string().default('*'),
+        cors_origins: corsOrigins,
       })
       .strict()
       .prefault({}),

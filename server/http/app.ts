@@ -11,6 +11,7 @@ import type { Services } from '../../routers/shared/services.ts';
 import type { ConsoleConfig } from '../config/schema.ts';
 import { closeConnectionsWhenDraining } from './draining.ts';
 import { sendError } from './envelope.ts';
+import { fileRouteDocs, registerFileRoutes } from './files.ts';
 import { registerMetrics, type Metrics } from './metrics.ts';
 import { buildOpenApiDocument } from './openapi.ts';
 import { requestInfo } from './request-info.ts';
@@ -68,6 +69,7 @@ export async function buildHttpApp({ config, services, logger, metrics, version 
   });
 
   const document = buildOpenApiDocument(appRouter, { version, baseUrl: `${s.root_url.replace(/\/$/, '')}/api` });
+  Object.assign(document.paths as object, fileRouteDocs);
 
   await app.register(async (api) => {
     // A body-less POST (logout, unlock) is fine with or without a JSON content type.
@@ -83,6 +85,7 @@ export async function buildHttpApp({ config, services, logger, metrics, version 
     });
     api.get('/openapi.json', async () => document);
     registerRestRoutes(api, appRouter, createContext);
+    registerFileRoutes(api, services);
   }, { prefix: '/api' });
 
   await app.register(fastifyTRPCPlugin, {
@@ -104,7 +107,8 @@ export async function buildHttpApp({ config, services, logger, metrics, version 
     // page is opened over plain http on anything but localhost, and leaves it blank.
     transformStaticCSP: (header) => header.replace(/\s*upgrade-insecure-requests;?/, ''),
     theme: { title: 'Console API' },
-    uiConfig: { persistAuthorization: true, deepLinking: true },
+    // BaseLayout: without the explorer top bar, whose inline-SVG logo carries a <style> the CSP refuses.
+    uiConfig: { persistAuthorization: true, deepLinking: true, layout: 'BaseLayout' },
   });
   return app;
 }

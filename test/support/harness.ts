@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Writable } from 'node:stream';
 import pino from 'pino';
 import { createConsole, type Console, type ConsoleOptions } from '../../index.ts';
 import type { ConsoleConfigInput } from '../../server/config/schema.ts';
@@ -76,6 +77,8 @@ export interface RequestOptions {
 export interface TestConsole {
   c: Console;
   lane: Lane;
+  /** The database keys it was started with: another console started with them shares its tables (a second node). */
+  database: NonNullable<ConsoleConfigInput['database']>;
   request<T = any>(method: string, url: string, opts?: RequestOptions): Promise<Reply<T>>;
   login(username?: string, password?: string): Promise<string>;
   /** Creates a user holding the given permissions (through a fresh role) and returns its id and token. */
@@ -84,7 +87,7 @@ export interface TestConsole {
 }
 
 /** Drops every table with this console's prefix, so shared PostgreSQL/MariaDB servers stay clean. */
-async function dropOwnTables(c: Console): Promise<void> {
+export async function dropOwnTables(c: Pick<Console, 'db'>): Promise<void> {
   const { knex, options, dialect } = c.db;
   if (dialect.name === 'sqlite') return;
   const prefix = options.tablePrefix;
@@ -93,14 +96,34 @@ async function dropOwnTables(c: Console): Promise<void> {
       ? ((await knex.raw(`select tablename as name from pg_tables where schemaname = 'public' and tablename like ?`, [`${prefix}%`])).rows as { name: string }[])
       : ((await knex.raw(`select table_name as name from information_schema.tables where table_schema = database() and table_name like ?`, [`${prefix}%`]))[0] as { name: string }[]);
   if (!rows.length) return;
-  if (dialect.name === 'mysql') await knex.raw('set foreign_key_checks = 0');
+  // One statement, so foreign keys between the tables cannot make a drop fail on order (pg_tables has none).
+  if (dialect.name === 'postgres') return void (await knex.raw(`drop table if exists ${rows.map(() => '??').join(', ')} cascade`, rows.map((r) => r.name)));
+  await knex.raw('set foreign_key_checks = 0');
   for (const { name } of rows) await knex.schema.dropTableIfExists(name).catch(() => {});
+}
+
+/** A pino logger whose JSON lines are collected, for tests that check what is (and is not) logged. */
+export function captureLogs(level: pino.Level = 'warn'): { logger: pino.Logger; lines: Record<string, unknown>[] } {
+  const lines: Record<string, unknown>[] = [];
+  const stream = new Writable({
+    write(chunk: Buffer, _enc, cb) {
+      for (const line of chunk.toString().split('\n')) if (line) lines.push(JSON.parse(line) as Record<string, unknown>);
+      cb();
+    },
+  });
+  return { logger: pino({ level }, stream), lines };
+}
+
+export interface HarnessOptions {
+  /** Leave the tables on close, for a console that shares them with another one (closed later, which drops them). */
+  keepTables?: boolean;
 }
 
 let counter = 0;
 
-export async function startConsole(lane: Lane, overrides: ConsoleConfigInput = {}, options: ConsoleOptions = {}): Promise<TestConsole> {
-  const c = await createConsole({ config: testConfig(lane, overrides), env: {}, configFile: undefined, announce: () => {}, logger: pino({ level: 'silent' }), ...options });
+export async function startConsole(lane: Lane, overrides: ConsoleConfigInput = {}, options: ConsoleOptions = {}, harness: HarnessOptions = {}): Promise<TestConsole> {
+  const config = testConfig(lane, overrides);
+  const c = await createConsole({ config, env: {}, configFile: undefined, announce: () => {}, logger: pino({ level: 'silent' }), ...options });
   const uploads = c.config.server.file_upload_path;
 
   const request = async <T = any>(method: string, url: string, opts: RequestOptions = {}): Promise<Reply<T>> => {
@@ -140,11 +163,12 @@ export async function startConsole(lane: Lane, overrides: ConsoleConfigInput = {
   return {
     c,
     lane,
+    database: { ...config.database },
     request,
     login,
     userWith,
     async close() {
-      await dropOwnTables(c).catch(() => {});
+      if (!harness.keepTables) await dropOwnTables(c).catch(() => {});
       await c.close();
       rmSync(uploads, { recursive: true, force: true });
     },

@@ -1,0 +1,291 @@
+import assert from 'node:assert/strict';
+import { connect } from 'node:net';
+import { after, before, describe, test } from 'node:test';
+import type { FastifyInstance } from 'fastify';
+import { lanes, startConsole, type Reply, type TestConsole } from './support/harness.ts';
+
+/**
+ * Test-only routes, added the way an embedding application adds its own (`c.http` before the first request;
+ * fastify refuses new routes once it is ready). `GET /api/test/slow?ms=` answers after `ms` and reports
+ * each arrival, so a test can act while the request is in flight.
+ */
+function addSlowRoute(http: FastifyInstance): { arrived: () => Promise<void> } {
+  let waiting: (() => void)[] = [];
+  http.get('/api/test/slow', async (request) => {
+    waiting.forEach((w) => w());
+    waiting = [];
+    const ms = Number((request.query as { ms?: string }).ms ?? 0);
+    // unref: a request cut by shutdown must not keep the test process alive until its timer ends.
+    await new Promise<void>((resolve) => setTimeout(resolve, ms).unref());
+    return { code: '0', data: { slept: ms } };
+  });
+  return { arrived: () => new Promise<void>((resolve) => waiting.push(resolve)) };
+}
+
+const LEAKS = [/\bat .+:\d+:\d+/, /node_modules/, /\/(work|home|tmp|srv|usr)\//, /\bselect\b|\binsert into\b|\bfrom\s+["`]?t/i, /sqlite|postgres|mysql|knex|fastify|FST_|zod/i, /Error:/];
+
+/** An error answer: the expected envelope, and nothing internal in it. */
+function assertErrorEnvelope(res: Reply, status: number, code: string): void {
+  assert.equal(res.status, status, res.text);
+  assert.equal(res.body?.code, code, res.text);
+  assert.equal(typeof res.body.err, 'string');
+  for (const leak of LEAKS) assert.doesNotMatch(res.text, leak, `internal detail in ${res.text}`);
+}
+
+function hasKeyDeep(value: unknown, key: string): boolean {
+  if (typeof value !== 'object' || value === null) return false;
+  return Object.entries(value).some(([k, v]) => k === key || hasKeyDeep(v, key));
+}
+
+for (const lane of lanes()) {
+  describe(`http [${lane.name}]`, () => {
+    let t: TestConsole;
+    let admin: string;
+    before(async () => {
+      t = await startConsole(lane, { server: { max_upload_size: 4096 } });
+      addSlowRoute(t.c.http);
+      admin = await t.login();
+    });
+    after(async () => t.close());
+
+    test('security headers on /api, /healthz, /docs and on errors; a strict CSP on non-HTML answers', async () => {
+      const answers = {
+        api: await t.request('GET', '/api/auth/me', { token: admin }),
+        apiError: await t.request('GET', '/api/users'),
+        openapi: await t.request('GET', '/api/openapi.json'),
+        healthz: await t.request('GET', '/healthz'),
+        notFound: await t.request('GET', '/no/such/page'),
+        trpc: await t.request('GET', '/trpc/auth.me'),
+        docs: await t.request('GET', '/docs/'),
+      };
+      for (const [name, res] of Object.entries(answers)) {
+        assert.equal(res.headers['x-content-type-options'], 'nosniff', name);
+        assert.ok(res.headers['referrer-policy'], `${name}: Referrer-Policy`);
+        assert.ok(res.headers['content-security-policy'], `${name}: CSP`);
+      }
+      for (const name of ['api', 'apiError', 'openapi', 'healthz', 'notFound', 'trpc'] as const) {
+        assert.match(String(answers[name].headers['content-security-policy']), /default-src 'none'/, name);
+      }
+      assert.match(String(answers.docs.headers['content-type']), /text\/html/);
+      // The docs page needs its own scripts and styles; the strict policy would blank it.
+      assert.match(String(answers.docs.headers['content-security-policy']), /script-src 'self'/);
+    });
+
+    test('CORS preflight allows Authorization, Accept-Language and X-Scope-OrgID from any origin by default', async () => {
+      const res = await t.request('OPTIONS', '/api/users', {
+        headers: { origin: 'https://admin.example', 'access-control-request-method': 'PUT', 'access-control-request-headers': 'authorization,accept-language,x-scope-orgid,content-type' },
+      });
+      assert.ok(res.status === 204 || res.status === 200, String(res.status));
+      assert.equal(res.headers['access-control-allow-origin'], '*');
+      const allowed = String(res.headers['access-control-allow-headers']).toLowerCase();
+      for (const h of ['authorization', 'accept-language', 'x-scope-orgid', 'content-type']) assert.ok(allowed.includes(h), `${h} in ${allowed}`);
+      assert.match(String(res.headers['access-control-allow-methods']), /PUT/);
+      assert.equal(res.headers['access-control-allow-credentials'], undefined, 'no credentials with *');
+      const simple = await t.request('GET', '/api/auth/me', { token: admin, headers: { origin: 'https://admin.example' } });
+      assert.equal(simple.headers['access-control-allow-origin'], '*');
+    });
+
+    test('/healthz and /readyz answer without a token', async () => {
+      const health = await t.request('GET', '/healthz');
+      assert.equal(health.status, 200);
+      assert.equal(health.body.status, 'ok');
+      const ready = await t.request('GET', '/readyz');
+      assert.equal(ready.status, 200);
+      assert.equal(ready.body.status, 'ready');
+    });
+
+    test('unknown /api routes and wrong methods are 404 E4041 envelopes', async () => {
+      assertErrorEnvelope(await t.request('GET', '/api/no-such-thing', { token: admin }), 404, 'E4041');
+      assertErrorEnvelope(await t.request('GET', '/api/no-such-thing'), 404, 'E4041');
+      assertErrorEnvelope(await t.request('PATCH', '/api/users', { token: admin, body: {} }), 404, 'E4041');
+      assertErrorEnvelope(await t.request('DELETE', '/api/permissions', { token: admin }), 404, 'E4041');
+      assertErrorEnvelope(await t.request('GET', '/api'), 404, 'E4041');
+    });
+
+    test('malformed JSON, an oversized body and a non-object body are 400 E4001', async () => {
+      assertErrorEnvelope(await t.request('POST', '/api/auth/login', { raw: '{"username": "admin", ' }), 400, 'E4001');
+      assertErrorEnvelope(await t.request('POST', '/api/roles', { token: admin, raw: '{bad json' }), 400, 'E4001');
+      const big = JSON.stringify({ username: 'admin', password: 'x'.repeat(5000) });
+      assertErrorEnvelope(await t.request('POST', '/api/auth/login', { raw: big }), 400, 'E4001');
+      assertErrorEnvelope(await t.request('POST', '/api/roles', { token: admin, raw: big }), 400, 'E4001');
+      assertErrorEnvelope(await t.request('POST', '/api/auth/login', { body: [{ username: 'admin' }] }), 400, 'E4001');
+      assertErrorEnvelope(await t.request('POST', '/api/auth/login', { body: 'admin' }), 400, 'E4001');
+      assertErrorEnvelope(await t.request('POST', '/api/auth/login', { raw: 'username=admin', headers: { 'content-type': 'application/x-www-form-urlencoded' } }), 400, 'E4001');
+      // The size limit holds outside /api too, still without fastify's own error body.
+      assertErrorEnvelope(await t.request('POST', '/trpc/auth.login', { raw: big }), 400, 'E4001');
+    });
+
+    test('/trpc errors carry the app code and no stack, whatever NODE_ENV says', async () => {
+      const previous = process.env.NODE_ENV;
+      process.env.NODE_ENV = 'development';
+      try {
+        const cases: [string, string, object, number, string][] = [
+          ['GET', '/trpc/auth.me', {}, 401, 'E4011'],
+          ['POST', '/trpc/auth.login', { raw: '{bad' }, 400, 'E4001'],
+          ['POST', '/trpc/auth.login', { body: { username: 5 } }, 400, 'E4001'],
+          ['GET', '/trpc/auth.login', {}, 404, 'E4041'],
+          ['GET', '/trpc/no.such.procedure', {}, 404, 'E4041'],
+          ['GET', `/trpc/users.get?input=${encodeURIComponent(JSON.stringify({ id: 'not-a-uuid' }))}`, { token: admin }, 400, 'E4001'],
+        ];
+        for (const [method, url, opts, status, code] of cases) {
+          const res = await t.request(method, url, opts);
+          assert.equal(res.status, status, `${method} ${url}: ${res.text}`);
+          assert.equal(res.body.error.appCode, code, `${method} ${url}: ${res.text}`);
+          assert.ok(!hasKeyDeep(res.body, 'stack'), `stack in ${res.text}`);
+          for (const leak of LEAKS) assert.doesNotMatch(res.text, leak, `${method} ${url}: ${res.text}`);
+        }
+      } finally {
+        process.env.NODE_ENV = previous;
+      }
+    });
+
+    test('without server.trust_proxy, X-Forwarded-For is ignored', async () => {
+      await t.request('POST', '/api/auth/login', { body: { username: 'admin', password: 'wrong-password' }, headers: { 'x-forwarded-for': '203.0.113.9' } });
+      const logs = await t.request('GET', '/api/audit-logs?action=login_failed', { token: admin });
+      assert.equal(logs.status, 200, logs.text);
+      assert.ok(logs.body.data.length >= 1);
+      assert.notEqual(logs.body.data[0].ip, '203.0.113.9');
+    });
+  });
+
+  describe(`http with server options [${lane.name}]`, () => {
+    let t: TestConsole;
+    let admin: string;
+    before(async () => {
+      t = await startConsole(lane, { server: { trust_proxy: true, cors_origins: ['https://admin.example', 'https://ops.example'], write_timeout: '150ms' } });
+      addSlowRoute(t.c.http);
+      admin = await t.login();
+    });
+    after(async () => t.close());
+
+    test('server.cors_origins restricts which origins are allowed', async () => {
+      const preflight = (origin: string) =>
+        t.request('OPTIONS', '/api/users', { headers: { origin, 'access-control-request-method': 'GET', 'access-control-request-headers': 'authorization' } });
+      assert.equal((await preflight('https://ops.example')).headers['access-control-allow-origin'], 'https://ops.example');
+      assert.equal((await preflight('https://admin.example')).headers['access-control-allow-origin'], 'https://admin.example');
+      assert.equal((await preflight('https://evil.example')).headers['access-control-allow-origin'], undefined);
+      const simple = await t.request('GET', '/api/auth/me', { token: admin, headers: { origin: 'https://evil.example' } });
+      assert.equal(simple.headers['access-control-allow-origin'], undefined);
+    });
+
+    test('server.trust_proxy: X-Forwarded-For gives the client IP', async () => {
+      await t.request('POST', '/api/auth/login', { body: { username: 'admin', password: 'wrong-password' }, headers: { 'x-forwarded-for': '203.0.113.9' } });
+      const logs = await t.request('GET', '/api/audit-logs?action=login_failed', { token: admin });
+      assert.equal(logs.status, 200, logs.text);
+      assert.equal(logs.body.data[0].ip, '203.0.113.9');
+    });
+
+    test('server.write_timeout: a handler slower than it is answered 503 E5031; faster ones are not', async () => {
+      const started = Date.now();
+      assertErrorEnvelope(await t.request('GET', '/api/test/slow?ms=1000'), 503, 'E5031');
+      assert.ok(Date.now() - started < 900, 'answered at the timeout, not when the handler ended');
+      const fast = await t.request('GET', '/api/test/slow?ms=0');
+      assert.equal(fast.status, 200);
+      assert.equal((await t.request('GET', '/api/auth/me', { token: admin })).status, 200);
+    });
+
+    test('an internal failure is 500 E5001 without SQL, paths or stack, on /api and /trpc', async () => {
+      // Last in this console: removes a table from under it.
+      await t.c.db.knex.schema.dropTable(t.c.db.t.auditLogs);
+      assertErrorEnvelope(await t.request('GET', '/api/audit-logs', { token: admin }), 500, 'E5001');
+      const trpc = await t.request('GET', `/trpc/audit.list?input=${encodeURIComponent('{}')}`, { token: admin });
+      assert.equal(trpc.status, 500, trpc.text);
+      assert.equal(trpc.body.error.appCode, 'E5001');
+      assert.ok(!hasKeyDeep(trpc.body, 'stack'), trpc.text);
+      for (const leak of LEAKS) assert.doesNotMatch(trpc.text, leak, trpc.text);
+    });
+  });
+
+  describe(`graceful shutdown [${lane.name}]`, () => {
+    // The owner holds the tables; each node under test shares them, so closing a node drops nothing.
+    let owner: TestConsole;
+    before(async () => {
+      owner = await startConsole(lane);
+    });
+    after(async () => owner.close());
+
+    const node = async (shutdown: string) => {
+      const n = await startConsole(lane, { database: owner.database, server: { shutdown_timeout: shutdown, write_timeout: '1m' } }, {}, { keepTables: true });
+      const slow = addSlowRoute(n.c.http);
+      const { port } = await n.c.listen();
+      return { n, slow, url: `http://127.0.0.1:${port}` };
+    };
+
+    test('close() lets an in-flight request finish, then stops at once; new connections are refused', async () => {
+      const { n, slow, url } = await node('5s');
+      try {
+        const arrived = slow.arrived();
+        const inFlight = fetch(`${url}/api/test/slow?ms=500`).then(async (r) => ({ status: r.status, body: (await r.json()) as { data: { slept: number } }, at: Date.now() }));
+        await arrived;
+        let closedAt = 0;
+        const closing = n.c.close().then(() => (closedAt = Date.now()));
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        assert.equal(closedAt, 0, 'close waits for the request in flight');
+        const answered = await inFlight;
+        assert.equal(answered.status, 200);
+        assert.equal(answered.body.data.slept, 500);
+        await closing;
+        // fetch keeps its connection alive; shutdown must not wait for the client to drop it.
+        assert.ok(closedAt - answered.at < 2000, `close ended ${closedAt - answered.at} ms after the answer`);
+        await assert.rejects(fetch(`${url}/healthz`), 'the listener is gone');
+      } finally {
+        await n.close();
+      }
+    });
+
+    test('an answer given during shutdown ends its kept-alive connection', async () => {
+      const { n, slow, url } = await node('5s');
+      try {
+        const socket = connect(Number(new URL(url).port), '127.0.0.1');
+        let raw = '';
+        socket.on('data', (d) => (raw += d));
+        const ended = new Promise<void>((resolve) => socket.on('close', () => resolve()));
+        const arrived = slow.arrived();
+        socket.write('GET /api/test/slow?ms=300 HTTP/1.1\r\nHost: x\r\nConnection: keep-alive\r\n\r\n');
+        await arrived;
+        const started = Date.now();
+        const closing = n.c.close();
+        await ended;
+        await closing;
+        assert.match(raw, /^HTTP\/1\.1 200/, raw);
+        assert.match(raw, /\r\nconnection: close\r\n/i, raw);
+        assert.ok(Date.now() - started < 2000, 'the server closed the connection, not the shutdown timeout');
+      } finally {
+        await n.close();
+      }
+    });
+
+    test('a request still running after server.shutdown_timeout is cut', async () => {
+      const { n, slow, url } = await node('300ms');
+      try {
+        const arrived = slow.arrived();
+        const inFlight = fetch(`${url}/api/test/slow?ms=20000`).then(
+          () => 'answered',
+          () => 'cut',
+        );
+        await arrived;
+        const started = Date.now();
+        await n.c.close();
+        const took = Date.now() - started;
+        assert.equal(await inFlight, 'cut');
+        assert.ok(took >= 250, `waited for the timeout first (${took} ms)`);
+        assert.ok(took < 5000, `stopped soon after the timeout (${took} ms)`);
+      } finally {
+        await n.close();
+      }
+    });
+
+    test('/readyz is 503 when the database is unreachable', async () => {
+      const n = await startConsole(lane, { database: owner.database }, {}, { keepTables: true });
+      try {
+        assert.equal((await n.request('GET', '/readyz')).status, 200);
+        await n.c.db.close();
+        const res = await n.request('GET', '/readyz');
+        assert.equal(res.status, 503);
+        assert.equal((await n.request('GET', '/healthz')).status, 200, 'the process itself is alive');
+      } finally {
+        await n.close();
+      }
+    });
+  });
+}
