@@ -1,7 +1,8 @@
 import type { Database } from './database.ts';
 import type { DbLogger } from './options.ts';
 
-export type ChangeListener = (channel: string) => void;
+/** May be async (a cache reloading itself); its rejection is logged, never left unhandled. */
+export type ChangeListener = (channel: string) => void | Promise<void>;
 
 /**
  * Tells every node that something changed (users, roles, settings, sessions, tasks...). A change is seen at
@@ -30,12 +31,13 @@ export async function startChangeFeed(db: Database, logger: DbLogger, pollInterv
   const { knex, t } = db;
   const listeners = new Set<ChangeListener>();
   const known = new Map<string, string>();
+  const failed = (error: unknown, channel: string) => logger.error({ err: error, channel }, 'change listener failed');
   const emit = (channel: string) => {
     for (const l of listeners) {
       try {
-        l(channel);
+        void l(channel)?.catch((error: unknown) => failed(error, channel));
       } catch (error) {
-        logger.error({ err: error, channel }, 'change listener failed');
+        failed(error, channel);
       }
     }
   };

@@ -22,6 +22,36 @@ interface QueryEvent {
   sql?: string;
 }
 
+/**
+ * knex's own messages go to the service's logger instead of stdout. Its migration-lock warnings are expected
+ * when nodes start together (migrate.ts retries and reports that), so they are debug, not warn.
+ */
+function knexLog(logger: DbLogger): Knex.Config['log'] {
+  const lockBusy = /lock to run migrations|migrate:unlock/;
+  const warn = (message: unknown) => {
+    if (lockBusy.test(String(message))) logger.debug({ knex: String(message) }, 'database driver warning');
+    else logger.warn({ knex: String(message) }, 'database driver warning');
+  };
+  return {
+    warn,
+    // knex passes deprecate the finished sentence, whatever its typings say.
+    deprecate: warn,
+    error: (message: unknown) => logger.error({ knex: String(message) }, 'database driver error'),
+    debug: (message: unknown) => logger.debug({ knex: String(message) }, 'database driver debug'),
+  };
+}
+
+/**
+ * A failed query's error is logged, so it must not carry the bound values (password hashes, emails, secrets):
+ * knex writes them into the message unless `compileSqlOnError` is off, and mysql2 adds the interpolated
+ * statement as `error.sql`, which is replaced here by the statement with placeholders.
+ */
+function keepBoundValuesOutOfErrors(knex: Knex): void {
+  knex.on('query-error', (error: unknown, q: QueryEvent) => {
+    if (error && typeof error === 'object' && 'sql' in error) (error as { sql: unknown }).sql = q.sql;
+  });
+}
+
 /** Reports queries slower than the threshold, with their SQL text but never their bound values (secrets). */
 function watchSlowQueries(knex: Knex, thresholdMs: number, logger: DbLogger): void {
   const started = new Map<string, number>();
@@ -43,7 +73,8 @@ function watchSlowQueries(knex: Knex, thresholdMs: number, logger: DbLogger): vo
 export function openDatabase(options: DbOptions, logger: DbLogger): Database {
   const dialect = dialectFor(options.driver);
   dialect.prepare?.(options);
-  const knex = knexFactory(dialect.knexConfig(options));
+  const knex = knexFactory({ ...dialect.knexConfig(options), compileSqlOnError: false, log: knexLog(logger) });
+  keepBoundValuesOutOfErrors(knex);
   watchSlowQueries(knex, options.slowThresholdMs, logger);
   const t = tableNames(options.tablePrefix);
   return {

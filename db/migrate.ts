@@ -41,6 +41,26 @@ function isLockContention(error: unknown, dialect: Dialect): boolean {
 }
 
 /**
+ * Makes sure knex's lock table holds exactly one row before knex looks at it. knex checks for the row and
+ * inserts it in two steps, so nodes starting together could each add one; its lock must then change exactly
+ * one row, which never happens again, and every later start would wait for a lock nobody holds. A fixed key
+ * makes the insert idempotent, and extra rows an earlier race left are removed (with several rows nobody can
+ * hold the lock, so nothing is taken from a running migration).
+ */
+async function ensureOneLockRow(knex: Knex, lockTable: string): Promise<void> {
+  if (!(await knex.schema.hasTable(lockTable))) {
+    // The same table knex would create.
+    await knex.schema.createTable(lockTable, (table) => {
+      table.increments('index').primary();
+      table.integer('is_locked');
+    });
+  }
+  const rows = (await knex(lockTable).select('index').orderBy('index')) as { index: number }[];
+  if (rows.length === 0) await knex(lockTable).insert({ index: 1, is_locked: 0 }).onConflict('index').ignore();
+  else if (rows.length > 1) await knex(lockTable).where('index', '>', rows[0]!.index).del();
+}
+
+/**
  * Brings the schema up to date. Nodes starting together serialise on knex's lock table: the losers see
  * "already locked" (or a racing CREATE of the bookkeeping tables) and retry until the winner is done.
  */
@@ -58,6 +78,7 @@ export async function migrateLatest(
   const deadline = Date.now() + timeoutMs;
   for (let attempt = 1; ; attempt++) {
     try {
+      await ensureOneLockRow(knex, `${ctx.t.migrations}_lock`);
       const [, ran] = (await knex.migrate.latest(config)) as [number, string[]];
       if (ran.length) logger.debug({ migrations: ran }, 'migrations applied');
       return;

@@ -14,6 +14,43 @@ export interface Dialect {
   isUniqueViolation(error: unknown): boolean;
   /** Whether the engine pushes change notifications (PostgreSQL LISTEN/NOTIFY) instead of being polled. */
   readonly notifies: boolean;
+  /**
+   * The database clock, `ms` milliseconds ahead. Leases and run-after times are written and compared on
+   * this one clock, so nodes whose clocks disagree still agree on when a lease has run out.
+   */
+  clock(knex: Knex, ms?: number): Knex.Raw;
+  /**
+   * Atomically moves up to the candidates' limit of rows to `set` and returns them as updated. Rows another
+   * transaction is claiming are skipped (`FOR UPDATE SKIP LOCKED`), so nodes never take the same row.
+   */
+  claim(knex: Knex, spec: ClaimSpec): Promise<Record<string, unknown>[]>;
+  /**
+   * Refreshes the planner's statistics of a table after a burst of inserts. Without it PostgreSQL keeps
+   * believing pending tasks are rare until autovacuum runs (up to a minute), sorts every pending row on each
+   * claim, and the claim costs grow with the backlog.
+   */
+  refreshStatistics(knex: Knex, table: string): Promise<void>;
+}
+
+export interface ClaimSpec {
+  table: string;
+  /** Adds the where, order and limit that choose candidate rows (the query selects from `table`). */
+  candidates(query: Knex.QueryBuilder): Knex.QueryBuilder;
+  /** The values every claimed row takes (may hold raw expressions such as `clock`). */
+  set: Record<string, unknown>;
+}
+
+/** Claim for engines that can update through a sub-select in one statement and return the rows (PostgreSQL, SQLite). */
+/** The driver's own error: objection wraps it (db-errors) and keeps the original as `nativeError`. */
+export function driverError(error: unknown): { code?: unknown } | undefined {
+  const e = error as { nativeError?: unknown } | undefined;
+  return (e?.nativeError ?? e) as { code?: unknown } | undefined;
+}
+
+export async function claimWithReturning(knex: Knex, spec: ClaimSpec, lock: boolean): Promise<Record<string, unknown>[]> {
+  const ids = spec.candidates(knex(spec.table).select('id'));
+  if (lock) ids.forUpdate().skipLocked();
+  return (await knex(spec.table).whereIn('id', ids).update(spec.set).returning('*')) as Record<string, unknown>[];
 }
 
 

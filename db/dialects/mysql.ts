@@ -1,4 +1,4 @@
-import type { Dialect } from './dialect.ts';
+import { driverError, type Dialect } from './dialect.ts';
 
 export const mysqlDialect: Dialect = {
   name: 'mysql',
@@ -26,9 +26,20 @@ export const mysqlDialect: Dialect = {
     },
   }),
   toDbTime: (d) => d,
+  clock: (knex, ms = 0) => knex.raw('utc_timestamp(3) + interval ? microsecond', [Math.round(ms * 1000)]),
+  refreshStatistics: async (knex, table) => void (await knex.raw('analyze table ??', [table])),
+  // No UPDATE ... RETURNING, and no update through a sub-select of the same table: lock, update, read back.
+  claim: (knex, spec) =>
+    knex.transaction(async (trx) => {
+      const rows = (await spec.candidates(trx(spec.table).select('id')).forUpdate().skipLocked()) as { id: string }[];
+      if (!rows.length) return [];
+      const ids = rows.map((r) => r.id);
+      await trx(spec.table).whereIn('id', ids).update(spec.set);
+      return (await trx(spec.table).whereIn('id', ids)) as Record<string, unknown>[];
+    }),
   tableOptions: (t, o) => {
     t.charset(o.charset);
     t.collate(o.collation);
   },
-  isUniqueViolation: (e) => (e as { code?: string })?.code === 'ER_DUP_ENTRY',
+  isUniqueViolation: (e) => driverError(e)?.code === 'ER_DUP_ENTRY',
 };

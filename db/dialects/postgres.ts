@@ -1,4 +1,4 @@
-import type { Dialect } from './dialect.ts';
+import { claimWithReturning, driverError, type Dialect } from './dialect.ts';
 
 export const postgresDialect: Dialect = {
   name: 'postgres',
@@ -10,6 +10,9 @@ export const postgresDialect: Dialect = {
     pool: { min: Math.min(o.maxIdleConnections, o.maxOpenConnections), max: o.maxOpenConnections, idleTimeoutMillis: o.connectionLifetimeMs },
   }),
   toDbTime: (d) => d,
+  clock: (knex, ms = 0) => knex.raw(`clock_timestamp() + cast(? as double precision) * interval '1 millisecond'`, [ms]),
+  claim: (knex, spec) => claimWithReturning(knex, spec, true),
+  refreshStatistics: async (knex, table) => void (await knex.raw('analyze ??', [table])),
   tableOptions: () => {},
-  isUniqueViolation: (e) => (e as { code?: string })?.code === '23505',
+  isUniqueViolation: (e) => driverError(e)?.code === '23505',
 };

@@ -1,6 +1,31 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import type { Dialect } from './dialect.ts';
+import { claimWithReturning, driverError, type Dialect } from './dialect.ts';
+
+interface PreparingConnection {
+  pragma(s: string): unknown;
+  prepare(sql: string): unknown;
+}
+
+const STATEMENT_CACHE = 500;
+
+/**
+ * knex prepares every query anew; preparing costs about as much as running a small statement. better-sqlite3
+ * statements are reusable (knex only calls their synchronous all/run), so keep the recent ones by SQL text.
+ */
+function cachePreparedStatements(conn: PreparingConnection): void {
+  const prepare = conn.prepare.bind(conn);
+  const cache = new Map<string, unknown>();
+  conn.prepare = (sql) => {
+    let statement = cache.get(sql);
+    if (statement === undefined) {
+      statement = prepare(sql);
+      if (cache.size >= STATEMENT_CACHE) cache.delete(cache.keys().next().value!);
+    } else cache.delete(sql);
+    cache.set(sql, statement);
+    return statement;
+  };
+}
 
 export const sqliteDialect: Dialect = {
   name: 'sqlite',
@@ -16,7 +41,8 @@ export const sqliteDialect: Dialect = {
     pool: {
       min: 1,
       max: 1,
-      afterCreate: (conn: { pragma(s: string): unknown }, done: (err: Error | null, conn: unknown) => void) => {
+      afterCreate: (conn: PreparingConnection, done: (err: Error | null, conn: unknown) => void) => {
+        cachePreparedStatements(conn);
         conn.pragma('journal_mode = WAL');
         conn.pragma('synchronous = NORMAL');
         conn.pragma('foreign_keys = ON');
@@ -26,6 +52,15 @@ export const sqliteDialect: Dialect = {
     },
   }),
   toDbTime: (d) => d.toISOString(),
+  // The same text form toDbTime writes, so stored and computed times compare as strings.
+  clock: (knex, ms = 0) => knex.raw(`strftime('%Y-%m-%dT%H:%M:%fZ', 'now', ?)`, [`${ms / 1000} seconds`]),
+  // One writer: the single statement is atomic without row locks.
+  claim: (knex, spec) => claimWithReturning(knex, spec, false),
+  // SQLite plans the claim through its index whatever the statistics say.
+  refreshStatistics: async () => {},
   tableOptions: () => {},
-  isUniqueViolation: (e) => typeof (e as { code?: unknown })?.code === 'string' && (e as { code: string }).code.startsWith('SQLITE_CONSTRAINT_UNIQUE') || (e as { code?: string })?.code === 'SQLITE_CONSTRAINT_PRIMARYKEY',
+  isUniqueViolation: (e) => {
+    const code = driverError(e)?.code;
+    return typeof code === 'string' && (code.startsWith('SQLITE_CONSTRAINT_UNIQUE') || code === 'SQLITE_CONSTRAINT_PRIMARYKEY');
+  },
 };

@@ -17,15 +17,20 @@ export const settingsRouter = router({
     .input(z.object({}).catchall(z.union([z.string().max(4096), z.number(), z.boolean()]).transform(String)))
     .output(settingsMap)
     .mutation(async ({ ctx, input }) => {
-      const before = await ctx.services.settings.update(input as Record<string, string>);
-      await ctx.services.audit.write({
-        action: 'update',
-        resource_type: 'setting',
-        resource_id: Object.keys(input).sort().join(','),
-        actor: ctx.caller,
-        req: ctx.req,
-        details: { before, after: input },
-      });
+      const { before, after } = await ctx.services.settings.update(input as Record<string, string>);
+      // One record per key: resource_id stays a key name (it is filtered on and has a bounded width). The values
+      // sit under before/after, not under the key's name, so the writer's secret-name masking leaves e.g.
+      // password_min_length readable; secret settings are not writable here at all.
+      for (const key of Object.keys(after).sort()) {
+        await ctx.services.audit.write({
+          action: 'update',
+          resource_type: 'setting',
+          resource_id: key,
+          actor: ctx.caller,
+          req: ctx.req,
+          details: { before: before[key], after: after[key] },
+        });
+      }
       return ctx.services.settings.publicMap();
     }),
 });

@@ -16,6 +16,8 @@ export class SettingsService {
   private raw = new Map<string, string>();
   private parsed = new Map<string, unknown>();
   private readonly handlers: ChangeHandler[] = [];
+  private reloadsStarted = 0;
+  private reloadApplied = 0;
 
   constructor(
     private readonly db: Database,
@@ -25,13 +27,15 @@ export class SettingsService {
 
   async start(): Promise<void> {
     await this.reload();
-    this.feed.subscribe((channel) => {
-      if (channel === SETTINGS_CHANNEL) void this.reload();
-    });
+    this.feed.subscribe((channel) => (channel === SETTINGS_CHANNEL ? this.reload() : undefined));
   }
 
   private async reload(): Promise<void> {
+    // Reloads overlap (a feed event during an update); one that started earlier must not win with older values.
+    const seq = ++this.reloadsStarted;
     const stored = await readAllSettings(this.db);
+    if (seq < this.reloadApplied) return;
+    this.reloadApplied = seq;
     const next = new Map<string, string>();
     const parsed = new Map<string, unknown>();
     for (const def of this.registry.all()) {
@@ -60,20 +64,26 @@ export class SettingsService {
     return out;
   }
 
-  /** Validates the whole partial map first; saves all of it or nothing. Returns the previous values of the keys changed. */
-  async update(values: Record<string, string>): Promise<Record<string, string>> {
+  /**
+   * Validates the whole partial map first; saves all of it or nothing. Scalars are stored in their canonical
+   * spelling (" 20 " → "20", "TRUE" → "true") so every node reads back what GET shows.
+   * Returns the previous and the saved value of each key.
+   */
+  async update(values: Record<string, string>): Promise<{ before: Record<string, string>; after: Record<string, string> }> {
     const before: Record<string, string> = {};
+    const after: Record<string, string> = {};
     for (const [key, value] of Object.entries(values)) {
       const def = this.registry.get(key);
       if (!def || def.secret) throw new BadRequestError('settings.unknown_key', { key });
       const r = this.registry.parse(key, value);
       if (!r.ok) throw new BadRequestError('settings.invalid_value', { key, reason: r.reason });
       before[key] = this.raw.get(key) ?? def.default;
+      after[key] = typeof r.value === 'object' ? value : String(r.value);
     }
-    await writeSettings(this.db, values);
+    await writeSettings(this.db, after);
     await this.reload();
     await this.feed.publish(SETTINGS_CHANNEL);
-    return before;
+    return { before, after };
   }
 
   onChange(handler: ChangeHandler): void {
