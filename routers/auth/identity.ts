@@ -2,7 +2,7 @@ import type { ChangeFeed } from '../../db/change-feed.ts';
 import type { Database } from '../../db/database.ts';
 import { findSession, touchSession, type SessionRow } from '../../db/repositories/sessions.ts';
 import { findUserById, type UserWithRoles } from '../../db/repositories/users.ts';
-import { LruCache } from '../../lib/lru.ts';
+import { FeedCache } from '../shared/feed-cache.ts';
 
 export const USERS_CHANNEL = 'users';
 export const ROLES_CHANNEL = 'roles';
@@ -20,37 +20,28 @@ export interface Identity {
  * entries and dropped whenever the change feed says users, roles or sessions changed on any node.
  */
 export class IdentityStore {
-  private readonly users: LruCache<string, Identity | null>;
-  private readonly sessions: LruCache<string, SessionRow | null>;
+  private readonly users: FeedCache<Identity | null>;
+  private readonly sessions: FeedCache<SessionRow | null>;
 
   constructor(
     private readonly db: Database,
     private readonly feed: ChangeFeed,
     cacheSize: number,
   ) {
-    this.users = new LruCache(cacheSize);
-    this.sessions = new LruCache(cacheSize);
-    feed.subscribe((channel) => {
-      if (channel === USERS_CHANNEL || channel === ROLES_CHANNEL) this.users.clear();
-      if (channel === SESSIONS_CHANNEL) this.sessions.clear();
-    });
+    this.users = new FeedCache(feed, [USERS_CHANNEL, ROLES_CHANNEL], cacheSize);
+    this.sessions = new FeedCache(feed, [SESSIONS_CHANNEL], cacheSize);
   }
 
   async identity(userId: string): Promise<Identity | undefined> {
-    const cached = this.users.get(userId);
-    if (cached !== undefined) return cached ?? undefined;
-    const user = await findUserById(this.db, userId);
-    const identity = user ? describe(user) : null;
-    this.users.set(userId, identity);
+    const identity = await this.users.get(userId, async () => {
+      const user = await findUserById(this.db, userId);
+      return user ? describe(user) : null;
+    });
     return identity ?? undefined;
   }
 
   async session(id: string): Promise<SessionRow | undefined> {
-    const cached = this.sessions.get(id);
-    if (cached !== undefined) return cached ?? undefined;
-    const row = (await findSession(this.db, id)) ?? null;
-    this.sessions.set(id, row);
-    return row ?? undefined;
+    return (await this.sessions.get(id, async () => (await findSession(this.db, id)) ?? null)) ?? undefined;
   }
 
   /** Records activity on a session; written through at most about once a minute to keep requests cheap. */

@@ -6,7 +6,7 @@ import type { AuditWriter } from '../audit/writer.ts';
 import { ADMIN_ROLE, ROLES_CHANNEL, type IdentityStore } from '../auth/identity.ts';
 import type { PermissionCatalogue } from '../permissions/catalogue.ts';
 import type { Caller, RequestInfo } from '../shared/context.ts';
-import { ListCache } from '../shared/list-cache.ts';
+import { FeedCache } from '../shared/feed-cache.ts';
 import { offsetOf, page, type Pagination } from '../shared/schemas.ts';
 import { assertMayGrant } from './guards.ts';
 import { toRoleJson, type RoleJson } from './schemas.ts';
@@ -23,7 +23,7 @@ export class RoleService {
     private readonly identities: IdentityStore,
     private readonly catalogue: PermissionCatalogue,
     private readonly audit: AuditWriter,
-    private readonly pages: ListCache<{ rows: RoleJson[]; total: number }>,
+    private readonly pages: FeedCache<{ rows: RoleJson[]; total: number }>,
   ) {}
 
   async list(p: Pagination & { search?: string }) {

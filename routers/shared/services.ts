@@ -1,12 +1,17 @@
 import type { Logger } from 'pino';
 import type { ChangeFeed } from '../../db/change-feed.ts';
 import type { Database } from '../../db/database.ts';
+import type { TaskEngine } from '../../engine/engine.ts';
 import type { AuditWriter } from '../audit/writer.ts';
 import type { IdentityStore } from '../auth/identity.ts';
 import type { AuthService } from '../auth/service.ts';
+import type { FileService } from '../files/service.ts';
 import type { PermissionCatalogue } from '../permissions/catalogue.ts';
 import type { RoleService } from '../roles/service.ts';
+import type { ScheduleService } from '../schedules/service.ts';
 import type { SettingsService } from '../settings/service.ts';
+import type { TaskService } from '../tasks/service.ts';
+import type { UserExportService } from '../user-export/service.ts';
 import type { UserService } from '../users/service.ts';
 
 /** Everything a procedure may use, built once per console by server/console.ts. */
@@ -21,4 +26,9 @@ export interface Services {
   permissions: PermissionCatalogue;
   settings: SettingsService;
   audit: AuditWriter;
+  engine: TaskEngine;
+  tasks: TaskService;
+  schedules: ScheduleService;
+  files: FileService;
+  userExport: UserExportService;
 }

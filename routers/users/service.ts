@@ -13,7 +13,7 @@ import type { PasswordHasher } from '../auth/password-hash.ts';
 import { assertMayGrant, assertMayTakeOver } from '../roles/guards.ts';
 import type { SettingsService } from '../settings/service.ts';
 import type { Caller, RequestInfo } from '../shared/context.ts';
-import { ListCache } from '../shared/list-cache.ts';
+import { FeedCache } from '../shared/feed-cache.ts';
 import { offsetOf, page, type Pagination } from '../shared/schemas.ts';
 import { effectiveStatus, toUserJson, type UserJson } from './schemas.ts';
 
@@ -49,7 +49,7 @@ export class UserService {
     private readonly hasher: PasswordHasher,
     private readonly settings: SettingsService,
     private readonly audit: AuditWriter,
-    private readonly pages: ListCache<{ rows: UserWithRoles[]; total: number }>,
+    private readonly pages: FeedCache<{ rows: UserWithRoles[]; total: number }>,
   ) {}
 
   async list(p: Pagination & { search?: string }) {

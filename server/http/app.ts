@@ -73,15 +73,12 @@ export async function buildHttpApp({ config, services, logger, metrics, version 
 
   await app.register(async (api) => {
     // A body-less POST (logout, unlock) is fine with or without a JSON content type.
+    // Fastify's own parser rejects `__proto__` / `constructor` keys (prototype poisoning).
+    const parseJson = api.getDefaultJsonParser('error', 'error');
     api.removeContentTypeParser('application/json');
-    api.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
-      const text = String(body);
-      if (text.trim() === '') return done(null, undefined);
-      try {
-        done(null, JSON.parse(text));
-      } catch {
-        done(Object.assign(new SyntaxError('invalid json'), { statusCode: 400 }), undefined);
-      }
+    api.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+      if (String(body).trim() === '') return done(null, undefined);
+      parseJson(request, body as string, done);
     });
     api.get('/openapi.json', async () => document);
     registerRestRoutes(api, appRouter, createContext);

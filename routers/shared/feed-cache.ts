@@ -1,0 +1,46 @@
+import type { ChangeFeed } from '../../db/change-feed.ts';
+import { LruCache } from '../../lib/lru.ts';
+
+/**
+ * Values loaded from the database (identities, sessions, list pages), bounded by `cache.size` and dropped
+ * whenever one of `channels` changes on any node: a change shows at once on its own node and within the
+ * change feed's delay elsewhere. A load that raced a change is not kept, so a stale read cannot outlive
+ * the change that made it stale.
+ */
+export class FeedCache<T> {
+  private readonly entries: LruCache<string, Promise<T>>;
+  private generation = 0;
+
+  constructor(feed: ChangeFeed, channels: string[], size: number) {
+    this.entries = new LruCache(size);
+    feed.subscribe((channel) => {
+      if (channels.includes(channel)) this.clear();
+    });
+  }
+
+  get(key: string, load: () => Promise<T>): Promise<T> {
+    const hit = this.entries.get(key);
+    if (hit) return hit;
+    const generation = this.generation;
+    const pending = load();
+    this.entries.set(key, pending);
+    // A failed load, or one that raced a change, must not stay cached.
+    pending.then(
+      () => {
+        if (generation !== this.generation) this.entries.delete(key);
+      },
+      () => this.entries.delete(key),
+    );
+    return pending;
+  }
+
+  /** Replaces a cached value this node has just written itself. */
+  set(key: string, value: T): void {
+    this.entries.set(key, Promise.resolve(value));
+  }
+
+  clear(): void {
+    this.generation++;
+    this.entries.clear();
+  }
+}
