@@ -11,6 +11,10 @@ export function tableNames(prefix: string) {
     secrets: name('secrets'),
     auditLogs: name('audit_logs'),
     changes: name('changes'),
+    tasks: name('tasks'),
+    taskLogs: name('task_logs'),
+    files: name('files'),
+    taskSchedules: name('task_schedules'),
     migrations: name('migrations'),
   };
 }

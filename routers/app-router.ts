@@ -1,9 +1,13 @@
 import { auditRouter } from './audit/router.ts';
 import { authRouter } from './auth/router.ts';
+import { filesRouter } from './files/router.ts';
 import { permissionsRouter } from './permissions/router.ts';
 import { rolesRouter } from './roles/router.ts';
+import { schedulesRouter } from './schedules/router.ts';
 import { settingsRouter } from './settings/router.ts';
 import { router } from './shared/trpc.ts';
+import { tasksRouter } from './tasks/router.ts';
+import { userExportRouter } from './user-export/router.ts';
 import { usersRouter } from './users/router.ts';
 
 export const appRouter = router({
@@ -13,6 +17,10 @@ export const appRouter = router({
   permissions: permissionsRouter,
   settings: settingsRouter,
   audit: auditRouter,
+  tasks: tasksRouter,
+  schedules: schedulesRouter,
+  files: filesRouter,
+  userExport: userExportRouter,
 });
 
 /** The type a typed client (`createTRPCClient<AppRouter>`) is built from. */

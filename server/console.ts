@@ -5,6 +5,9 @@ import type { Logger } from 'pino';
 import { startChangeFeed } from '../db/change-feed.ts';
 import { openDatabase, type Database } from '../db/database.ts';
 import { getOrCreateSecret } from '../db/repositories/secrets.ts';
+import type { TaskEngine } from '../engine/engine.ts';
+import type { Scheduler } from '../engine/scheduler.ts';
+import { createLogSinks, declareEngineSettings } from '../engine/settings.ts';
 import { SettingsRegistry } from '../lib/settings-registry.ts';
 import { AuditWriter } from '../routers/audit/writer.ts';
 import { ensureAdminUser, ensureSystemRoles } from '../routers/auth/bootstrap.ts';
@@ -16,7 +19,7 @@ import { PermissionCatalogue } from '../routers/permissions/catalogue.ts';
 import { RoleService } from '../routers/roles/service.ts';
 import { declareCoreSettings } from '../routers/settings/definitions.ts';
 import { SettingsService } from '../routers/settings/service.ts';
-import { ListCache } from '../routers/shared/list-cache.ts';
+import { FeedCache } from '../routers/shared/feed-cache.ts';
 import type { Services } from '../routers/shared/services.ts';
 import { UserService } from '../routers/users/service.ts';
 import { loadConfig, type LoadOptions } from './config/load.ts';
@@ -26,6 +29,7 @@ import { openGeoIp } from './geoip.ts';
 import { buildHttpApp } from './http/app.ts';
 import { createMetrics, type Metrics } from './http/metrics.ts';
 import { createLogger } from './logger.ts';
+import { assembleTasks } from './tasks.ts';
 
 export interface ConsoleOptions extends LoadOptions {
   /** Where the generated admin password is shown once; defaults to the terminal (stdout, never the logger). */
@@ -44,6 +48,10 @@ export interface Console {
   readonly permissions: Services['permissions'];
   /** The Fastify instance, for applications that add their own routes before `listen()`. */
   readonly http: FastifyInstance;
+  /** The task engine: `c.engine.register(type, runner, options)`, `c.engine.create({...})` (DESIGN §6). */
+  readonly engine: TaskEngine;
+  /** Cron schedules: `c.scheduler.define({id, name, spec, taskType, timezone, payload})`. */
+  readonly scheduler: Scheduler;
   listen(): Promise<{ port: number; host: string }>;
   /** Graceful shutdown: in-flight requests finish within `server.shutdown_timeout`, then everything closes. */
   close(): Promise<void>;
@@ -82,6 +90,8 @@ export async function createConsole(options: ConsoleOptions = {}): Promise<Conso
   const feed = await startChangeFeed(db, logger);
   const registry = new SettingsRegistry();
   declareCoreSettings(registry);
+  const logSinks = createLogSinks(db, config.server.file_upload_path);
+  declareEngineSettings(registry, logSinks);
   const settings = new SettingsService(db, feed, registry);
   await settings.start();
 
@@ -100,6 +110,7 @@ export async function createConsole(options: ConsoleOptions = {}): Promise<Conso
   const tokens = new TokenSigner(jwtSecret, config.jwt.expiration, config.cache.size);
   const identities = new IdentityStore(db, feed, config.cache.size);
   const permissions = new PermissionCatalogue();
+  const tasks = await assembleTasks({ config, db, feed, settings, registry: metrics.registry, logger, audit, logSinks });
   const services: Services = {
     db,
     feed,
@@ -109,8 +120,9 @@ export async function createConsole(options: ConsoleOptions = {}): Promise<Conso
     settings,
     audit,
     auth: new AuthService(db, identities, tokens, hasher, settings, audit),
-    users: new UserService(db, identities, hasher, settings, audit, new ListCache(feed, [USERS_CHANNEL, ROLES_CHANNEL], config.cache.size)),
-    roles: new RoleService(db, identities, permissions, audit, new ListCache(feed, [ROLES_CHANNEL], config.cache.size)),
+    users: new UserService(db, identities, hasher, settings, audit, new FeedCache(feed, [USERS_CHANNEL, ROLES_CHANNEL], config.cache.size)),
+    roles: new RoleService(db, identities, permissions, audit, new FeedCache(feed, [ROLES_CHANNEL], config.cache.size)),
+    ...tasks.services,
   };
 
   await ensureSystemRoles(db, permissions);
@@ -121,6 +133,8 @@ export async function createConsole(options: ConsoleOptions = {}): Promise<Conso
   }
 
   const http = await buildHttpApp({ config, services, logger, metrics, version: VERSION });
+  await tasks.engine.start();
+  await tasks.scheduler.start();
   let closing: Promise<void> | undefined;
 
   return {
@@ -131,6 +145,8 @@ export async function createConsole(options: ConsoleOptions = {}): Promise<Conso
     metrics,
     permissions,
     http,
+    engine: tasks.engine,
+    scheduler: tasks.scheduler,
     async listen() {
       await http.listen({ host: config.server.host, port: config.server.port });
       const address = http.server.address();
@@ -146,6 +162,8 @@ export async function createConsole(options: ConsoleOptions = {}): Promise<Conso
         } finally {
           clearTimeout(deadline);
         }
+        await tasks.scheduler.stop();
+        await tasks.engine.stop();
         await feed.close();
         await db.close();
         logger.info('console stopped');

@@ -54,11 +54,15 @@ export async function claimWithReturning(knex: Knex, spec: ClaimSpec, lock: bool
 }
 
 
+const ISO_UTC = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
+
 export function isoFromDb(value: unknown): string | null {
   if (value === null || value === undefined) return null;
   if (value instanceof Date) return value.toISOString();
   if (typeof value === 'number') return new Date(value).toISOString();
   const text = String(value);
+  // Already in the form toISOString writes (SQLite's stored times): nothing to convert.
+  if (ISO_UTC.test(text)) return text;
   // MySQL/SQLite may hand back "2024-01-02 03:04:05.678" without a zone; it was stored as UTC.
   return new Date(/[zZ]|[+-]\d\d:?\d\d$/.test(text) ? text : `${text.replace(' ', 'T')}Z`).toISOString();
 }

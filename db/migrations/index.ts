@@ -1,5 +1,6 @@
 import type { Migration } from './migration.ts';
 import { identity } from './001_identity.ts';
+import { tasks } from './002_tasks.ts';
 
 /** Every migration in order. Add new ones at the end; never edit one that has shipped. */
-export const migrations: Migration[] = [identity];
+export const migrations: Migration[] = [identity, tasks];

@@ -77,8 +77,6 @@ export const en = {
   'task.not_found': 'task not found',
   'task.illegal_transition': 'cannot {action} a task that is {status}',
   'task.deleted': 'task deleted',
-  'task.cancelled_by_request': 'cancelled',
-  'task.no_runner': 'no runner is registered for task type {type}',
   'schedule.not_found': 'schedule not found',
   'schedule.disabled': 'schedule is disabled',
   'file.not_found': 'file not found',

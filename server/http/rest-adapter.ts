@@ -38,6 +38,45 @@ export function restRoutes(router: AnyTRPCRouter): Route[] {
   });
 }
 
+/**
+ * The JSON schema of a route's enveloped answer, so Fastify serialises it with its compiled serializer
+ * instead of JSON.stringify (a fifth of the CPU of a list request). The procedure has already validated
+ * its output against the same zod schema.
+ */
+type JsonSchema = { [key: string]: unknown };
+
+/**
+ * Shapes a JSON schema for serialisation only: `format` is dropped and a nullable `anyOf` becomes a type
+ * list, because fast-json-stringify picks `anyOf` branches by running a validator on every value.
+ */
+function forSerializer(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(forSerializer);
+  if (!node || typeof node !== 'object') return node;
+  const { format: _format, ...rest } = node as JsonSchema;
+  const anyOf = rest.anyOf as JsonSchema[] | undefined;
+  if (anyOf?.length === 2 && anyOf.some((b) => b.type === 'null')) {
+    const other = anyOf.find((b) => b.type !== 'null')!;
+    if (typeof other.type === 'string' && other.type !== 'object' && other.type !== 'array') {
+      const { anyOf: _anyOf, ...without } = rest;
+      return forSerializer({ ...without, ...other, type: [other.type, 'null'] });
+    }
+  }
+  return Object.fromEntries(Object.entries(rest).map(([k, v]) => [k, forSerializer(v)]));
+}
+
+function responseSchema(route: Route): object | undefined {
+  const output = (route.procedure._def as { output?: unknown }).output;
+  if (!(output instanceof z.ZodType)) return undefined;
+  const code = z.object({ code: z.literal('0') });
+  const enveloped = route.meta.list && output instanceof z.ZodObject ? code.extend(output.shape) : code.extend({ data: output });
+  try {
+    const { $schema: _dialect, ...schema } = z.toJSONSchema(enveloped, { io: 'output', unrepresentable: 'any' }) as JsonSchema;
+    return forSerializer(schema) as object;
+  } catch {
+    return undefined;
+  }
+}
+
 function queryInput(query: Record<string, unknown>, numeric: Set<string>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(query)) {
@@ -60,9 +99,11 @@ function bodyInput(body: unknown): Record<string, unknown> {
 export function registerRestRoutes(app: FastifyInstance, router: AnyTRPCRouter, createContext: (request: FastifyRequest) => Context): void {
   for (const route of restRoutes(router)) {
     const readsQuery = route.method === 'GET' || route.method === 'DELETE';
+    const schema = responseSchema(route);
     app.route({
       method: route.method,
       url: route.url,
+      schema: schema ? { response: { [route.meta.successStatus ?? 200]: schema } } : undefined,
       handler: async (request, reply) => {
         const params = request.params as Record<string, string>;
         const input = readsQuery

@@ -1,0 +1,91 @@
+import type { Database } from '../db/database.ts';
+import { changeTasks, type TaskChange } from '../db/repositories/tasks.ts';
+import type { EngineLogger } from './types.ts';
+
+interface Pending {
+  change: TaskChange;
+  attempts: number;
+  resolve(applied: boolean): void;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms).unref());
+const MAX_BATCH = 200;
+const MAX_ATTEMPTS = 10;
+
+/**
+ * Writes the outcome of finished runs. Changes queued within one turn of the event loop, or while the
+ * writes in flight (at most `depth`) are under way, go out together, so under load many completions cost one
+ * round trip, and an idle engine writes at once. A failed write is retried with backoff: a run's outcome
+ * must not be lost to a database hiccup (the task would otherwise run again once its lease ran out).
+ */
+export class ChangeWriter {
+  private queue: Pending[] = [];
+  private inFlight = 0;
+  private scheduled = false;
+  /** After a failure, items go one at a time until the queue drains, so one bad change cannot hold others back. */
+  private single = false;
+  private idle: (() => void)[] = [];
+
+  constructor(
+    private readonly db: Database,
+    private readonly logger: EngineLogger,
+    private readonly depth = 1,
+  ) {}
+
+  /** Resolves with whether the row was still in the expected state (false: another node took the task over). */
+  write(change: TaskChange): Promise<boolean> {
+    return new Promise((resolve) => {
+      this.queue.push({ change, attempts: 0, resolve });
+      if (this.scheduled) return;
+      this.scheduled = true;
+      setImmediate(() => {
+        this.scheduled = false;
+        this.pump();
+      });
+    });
+  }
+
+  /** Resolves once everything queued so far is written (or given up). */
+  drain(): Promise<void> {
+    if (!this.queue.length && !this.inFlight && !this.scheduled) return Promise.resolve();
+    return new Promise((r) => this.idle.push(r));
+  }
+
+  private pump(): void {
+    while (this.queue.length && this.inFlight < this.depth) void this.flush(this.queue.splice(0, this.single ? 1 : MAX_BATCH));
+    if (!this.queue.length && !this.inFlight) {
+      this.single = false;
+      for (const r of this.idle.splice(0)) r();
+    }
+  }
+
+  private async flush(batch: Pending[]): Promise<void> {
+    this.inFlight++;
+    // Outcomes carry the time they are written: one time per batch, so equal outcomes share one UPDATE.
+    const now = new Date().toISOString();
+    for (const { change } of batch) {
+      if (change.patch.updated_at) change.patch.updated_at = now;
+      if (change.patch.finished_at) change.patch.finished_at = now;
+    }
+    try {
+      const applied = await changeTasks(this.db, batch.map((p) => p.change));
+      batch.forEach((p, i) => p.resolve(applied[i]!));
+    } catch (error) {
+      this.single = true;
+      const keep = batch.filter((p) => {
+        if (++p.attempts < MAX_ATTEMPTS) return true;
+        this.logger.error({ err: error, task_id: p.change.id }, 'task state could not be written; giving up (the task runs again once its lease runs out)');
+        p.resolve(false);
+        return false;
+      });
+      if (keep.length) {
+        this.logger.warn({ err: error, tasks: keep.length }, 'writing task state failed; retrying');
+        await sleep(Math.min(5000, 50 * 2 ** (keep[0]!.attempts - 1)));
+        this.queue.unshift(...keep);
+      }
+    } finally {
+      this.inFlight--;
+      this.pump();
+    }
+  }
+}

@@ -1,0 +1,114 @@
+import { assign, setup, transition, type SnapshotFrom } from 'xstate';
+import { BadRequestError } from '../lib/errors.ts';
+import type { TaskStatus } from './types.ts';
+
+/**
+ * The task lifecycle (DESIGN §6), the one place where transitions are decided; the database row mirrors it.
+ *
+ *   pending ──CLAIM──▶ running ──SUCCEED──▶ success
+ *      │                 │ ──FAIL──▶ failed, or pending again while retries are left (after a backoff),
+ *      │                 │           or cancelled when a cancel was requested
+ *      │                 │ ──EXPIRE / RELEASE──▶ pending (lease ran out after a crash; handed back at shutdown),
+ *      │                 │                        or cancelled when a cancel was requested
+ *      └──CANCEL──▶ cancelled ◀─┘ (CANCEL on running only asks the runner to stop)
+ *   failed | cancelled ──RETRY──▶ pending (retry count reset)
+ *   DELETE is allowed in every state but running.
+ */
+
+export interface TaskFacts {
+  retryCount: number;
+  maxRetries: number;
+  cancelRequested: boolean;
+  deleted: boolean;
+  /** Exponential backoff of automatic retries: base · 2^(retries so far), at most max. */
+  backoffBaseMs: number;
+  backoffMaxMs: number;
+  /** Set by an automatic retry: how long the task waits before it may run again. */
+  retryDelayMs: number;
+}
+
+export type TaskEvent =
+  | { type: 'CLAIM' }
+  | { type: 'SUCCEED' }
+  | { type: 'FAIL' }
+  | { type: 'CANCEL' }
+  | { type: 'RETRY' }
+  | { type: 'EXPIRE' }
+  | { type: 'RELEASE' }
+  | { type: 'DELETE' };
+
+export const taskMachine = setup({
+  types: { context: {} as TaskFacts, events: {} as TaskEvent, input: {} as TaskFacts },
+  guards: {
+    cancelWasRequested: ({ context }) => context.cancelRequested,
+    retriesLeft: ({ context }) => context.retryCount < context.maxRetries,
+  },
+  actions: {
+    requestCancel: assign({ cancelRequested: true }),
+    startRun: assign({ retryDelayMs: 0 }),
+    scheduleRetry: assign(({ context }) => ({
+      retryCount: context.retryCount + 1,
+      retryDelayMs: Math.min(context.backoffMaxMs, context.backoffBaseMs * 2 ** context.retryCount),
+    })),
+    resetForRetry: assign({ retryCount: 0, cancelRequested: false, retryDelayMs: 0 }),
+    markDeleted: assign({ deleted: true }),
+  },
+}).createMachine({
+  id: 'task',
+  context: ({ input }) => input,
+  initial: 'pending',
+  states: {
+    pending: {
+      on: {
+        CLAIM: { target: 'running', actions: 'startRun' },
+        CANCEL: { target: 'cancelled', actions: 'requestCancel' },
+        DELETE: { actions: 'markDeleted' },
+      },
+    },
+    running: {
+      on: {
+        SUCCEED: 'success',
+        FAIL: [{ guard: 'cancelWasRequested', target: 'cancelled' }, { guard: 'retriesLeft', target: 'pending', actions: 'scheduleRetry' }, { target: 'failed' }],
+        CANCEL: { actions: 'requestCancel' },
+        // A cancel asked for while the node died, or while it shut down, still ends the task.
+        EXPIRE: [{ guard: 'cancelWasRequested', target: 'cancelled' }, { target: 'pending' }],
+        RELEASE: [{ guard: 'cancelWasRequested', target: 'cancelled' }, { target: 'pending' }],
+      },
+    },
+    success: { on: { DELETE: { actions: 'markDeleted' } } },
+    failed: { on: { RETRY: { target: 'pending', actions: 'resetForRetry' }, DELETE: { actions: 'markDeleted' } } },
+    cancelled: { on: { RETRY: { target: 'pending', actions: 'resetForRetry' }, DELETE: { actions: 'markDeleted' } } },
+  },
+});
+
+export type TaskSnapshot = SnapshotFrom<typeof taskMachine>;
+
+const ACTION_NAMES: Record<TaskEvent['type'], string> = {
+  CLAIM: 'claim',
+  SUCCEED: 'complete',
+  FAIL: 'fail',
+  CANCEL: 'cancel',
+  RETRY: 'retry',
+  EXPIRE: 'expire',
+  RELEASE: 'release',
+  DELETE: 'delete',
+};
+
+/** The machine's state for a stored task. */
+export function snapshotOf(status: TaskStatus, facts: TaskFacts): TaskSnapshot {
+  return taskMachine.resolveState({ value: status, context: facts });
+}
+
+export interface Decision {
+  from: TaskStatus;
+  status: TaskStatus;
+  facts: TaskFacts;
+}
+
+/** What `event` does to a task in `status`; an event the state does not accept → 400 E4001 naming the status. */
+export function decide(status: TaskStatus, facts: TaskFacts, event: TaskEvent): Decision {
+  const snapshot = snapshotOf(status, facts);
+  if (!snapshot.can(event)) throw new BadRequestError('task.illegal_transition', { action: ACTION_NAMES[event.type], status });
+  const [next] = transition(taskMachine, snapshot, event);
+  return { from: status, status: next.value as TaskStatus, facts: next.context };
+}

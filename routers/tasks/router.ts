@@ -1,0 +1,60 @@
+import { z } from 'zod';
+import { translate } from '../../lib/messages/index.ts';
+import { idParam, listOutput, messageOutput } from '../shared/schemas.ts';
+import { authedProcedure, requirePermission, router } from '../shared/trpc.ts';
+import { listTasksInput, logBackendSchema, taskLogSchema, taskLogsInput, taskSchema } from './schemas.ts';
+
+const tags = ['Tasks'];
+
+export const tasksRouter = router({
+  list: requirePermission('task:list')
+    .meta({ list: true, openapi: { method: 'GET', path: '/tasks', tags, summary: 'Tasks, newest first (search on type and id); admins see all, others their own' } })
+    .input(listTasksInput)
+    .output(listOutput(taskSchema))
+    .query(({ ctx, input }) => ctx.services.tasks.list(ctx.caller, input, ctx.req.orgId)),
+
+  get: requirePermission('task:view')
+    .meta({ openapi: { method: 'GET', path: '/tasks/{id}', tags, summary: 'Get a task' } })
+    .input(idParam)
+    .output(taskSchema)
+    .query(({ ctx, input }) => ctx.services.tasks.get(ctx.caller, input.id)),
+
+  logs: requirePermission('task:view')
+    .meta({ list: true, openapi: { method: 'GET', path: '/tasks/{id}/logs', tags, summary: "A task's execution log, oldest first" } })
+    .input(taskLogsInput)
+    .output(listOutput(taskLogSchema))
+    .query(({ ctx, input }) => ctx.services.tasks.logs(ctx.caller, input.id, input)),
+
+  cancel: requirePermission('task:cancel')
+    .meta({ openapi: { method: 'POST', path: '/tasks/{id}/cancel', tags, summary: 'Cancel a pending task, or stop a running one (on whichever node runs it)' } })
+    .input(idParam)
+    .output(taskSchema)
+    .mutation(({ ctx, input }) => ctx.services.tasks.cancel(input.id, { caller: ctx.caller, req: ctx.req })),
+
+  retry: requirePermission('task:retry')
+    .meta({ openapi: { method: 'POST', path: '/tasks/{id}/retry', tags, summary: 'Run a failed or cancelled task again' } })
+    .input(idParam)
+    .output(taskSchema)
+    .mutation(({ ctx, input }) => ctx.services.tasks.retry(input.id, { caller: ctx.caller, req: ctx.req })),
+
+  delete: requirePermission('task:delete')
+    .meta({ openapi: { method: 'DELETE', path: '/tasks/{id}', tags, summary: 'Delete a task (soft); a running task must be cancelled first' } })
+    .input(idParam)
+    .output(messageOutput)
+    .mutation(async ({ ctx, input }) => {
+      await ctx.services.tasks.remove(input.id, { caller: ctx.caller, req: ctx.req });
+      return { message: translate('task.deleted', {}, ctx.req.locale) };
+    }),
+
+  recent: authedProcedure
+    .meta({ openapi: { method: 'GET', path: '/user-tasks', tags, summary: "The caller's recent user tasks (pending, running, or from the last 24 h; newest 10)" } })
+    .input(z.object({}))
+    .output(z.array(taskSchema))
+    .query(({ ctx }) => ctx.services.tasks.recent(ctx.caller)),
+
+  logStorageBackends: requirePermission('system:settings:view')
+    .meta({ openapi: { method: 'GET', path: '/system/task-settings/log-storage-backends', tags: ['System settings'], summary: 'Values task_log_storage_backend accepts' } })
+    .input(z.object({}))
+    .output(z.array(logBackendSchema))
+    .query(({ ctx }) => ctx.services.engine.logSinks.list()),
+});

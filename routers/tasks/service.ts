@@ -1,0 +1,78 @@
+import type { Database } from '../../db/database.ts';
+import { findTask, listRecentUserTasks, listTasks } from '../../db/repositories/tasks.ts';
+import type { TaskEngine } from '../../engine/engine.ts';
+import { toTaskJson, type TaskJson } from '../../engine/types.ts';
+import { NotFoundError } from '../../lib/errors.ts';
+import type { AuditAction, AuditWriter } from '../audit/writer.ts';
+import type { Caller, RequestInfo } from '../shared/context.ts';
+import { offsetOf, page, type Pagination } from '../shared/schemas.ts';
+
+interface Actor {
+  caller: Caller;
+  req: RequestInfo;
+}
+
+const RECENT_MS = 24 * 3_600_000;
+
+/**
+ * Tasks through the API: an administrator sees every task, anyone else the tasks they created; a task the
+ * caller may not see answers 404 like one that does not exist. State changes go through the engine.
+ */
+export class TaskService {
+  constructor(
+    private readonly db: Database,
+    private readonly engine: TaskEngine,
+    private readonly audit: AuditWriter,
+  ) {}
+
+  async list(caller: Caller, p: Pagination & { search?: string }, orgId?: string) {
+    const { rows, total } = await listTasks(this.db, { creatorId: caller.isAdmin ? undefined : caller.id, orgId, search: p.search }, offsetOf(p), p.page_size);
+    return page(rows.map(toTaskJson), total, p);
+  }
+
+  async get(caller: Caller, id: string): Promise<TaskJson> {
+    const row = await findTask(this.db, id);
+    if (!row || (!caller.isAdmin && row.creator_id !== caller.id)) throw new NotFoundError('task.not_found');
+    return toTaskJson(row);
+  }
+
+  async logs(caller: Caller, id: string, p: Pagination) {
+    await this.get(caller, id);
+    const { rows, total } = await this.engine.logs(id, offsetOf(p), p.page_size);
+    return page(rows, total, p);
+  }
+
+  /** The caller's `user` tasks that are pending or running or finished in the last 24 h (newest 10). */
+  async recent(caller: Caller): Promise<TaskJson[]> {
+    return (await listRecentUserTasks(this.db, caller.id, new Date(Date.now() - RECENT_MS), 10)).map(toTaskJson);
+  }
+
+  cancel(id: string, actor: Actor): Promise<TaskJson> {
+    return this.change('cancel', id, actor, () => this.engine.cancel(id));
+  }
+
+  retry(id: string, actor: Actor): Promise<TaskJson> {
+    return this.change('retry', id, actor, () => this.engine.retry(id));
+  }
+
+  async remove(id: string, actor: Actor): Promise<void> {
+    await this.change('delete', id, actor, async () => {
+      await this.engine.remove(id);
+      return undefined;
+    });
+  }
+
+  private async change<T extends TaskJson | undefined>(action: AuditAction, id: string, { caller, req }: Actor, apply: () => Promise<T>): Promise<T> {
+    const before = await this.get(caller, id);
+    const after = await apply();
+    await this.audit.write({
+      action,
+      resource_type: 'task',
+      resource_id: id,
+      actor: caller,
+      req,
+      details: { type: before.type, before: { status: before.status }, ...(after ? { after: { status: after.status } } : {}) },
+    });
+    return after;
+  }
+}

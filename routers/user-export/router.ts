@@ -1,0 +1,11 @@
+import { z } from 'zod';
+import { taskSchema } from '../tasks/schemas.ts';
+import { requirePermission, router } from '../shared/trpc.ts';
+
+export const userExportRouter = router({
+  start: requirePermission('user:export')
+    .meta({ openapi: { method: 'POST', path: '/authorization/users/export', tags: ['Users'], summary: 'Export users as CSV: starts a user_export task and answers it' } })
+    .input(z.object({ search: z.string().max(128).optional().meta({ description: 'Only users whose username or email contains this' }) }))
+    .output(taskSchema)
+    .mutation(({ ctx, input }) => ctx.services.userExport.start(input, { caller: ctx.caller, req: ctx.req })),
+});

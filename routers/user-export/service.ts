@@ -1,0 +1,19 @@
+import type { TaskEngine } from '../../engine/engine.ts';
+import type { TaskJson } from '../../engine/types.ts';
+import type { AuditWriter } from '../audit/writer.ts';
+import type { Caller, RequestInfo } from '../shared/context.ts';
+import { USER_EXPORT_TYPE } from './runner.ts';
+
+/** Starts a user export: a `user_export` task owned by the caller, answered at once. */
+export class UserExportService {
+  constructor(
+    private readonly engine: TaskEngine,
+    private readonly audit: AuditWriter,
+  ) {}
+
+  async start(input: { search?: string }, { caller, req }: { caller: Caller; req: RequestInfo }): Promise<TaskJson> {
+    const task = (await this.engine.create({ type: USER_EXPORT_TYPE, payload: input, category: 'user', creatorId: caller.id, orgId: req.orgId, maxRetries: 1 }))!;
+    await this.audit.write({ action: 'export', resource_type: 'user', resource_id: task.id, actor: caller, req, details: { task_id: task.id, ...input } });
+    return task;
+  }
+}

@@ -1,0 +1,67 @@
+import { randomBytes } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { Registry } from 'prom-client';
+import type { ChangeFeed } from '../db/change-feed.ts';
+import type { Database } from '../db/database.ts';
+import { getOrCreateSecret } from '../db/repositories/secrets.ts';
+import { registerBuiltInSchedules } from '../engine/cleanup.ts';
+import { TaskEngine } from '../engine/engine.ts';
+import type { LogSinks } from '../engine/log-sinks.ts';
+import { Scheduler } from '../engine/scheduler.ts';
+import type { EngineSettings } from '../engine/types.ts';
+import type { AuditWriter } from '../routers/audit/writer.ts';
+import { FileService } from '../routers/files/service.ts';
+import { ScheduleService } from '../routers/schedules/service.ts';
+import { TaskService } from '../routers/tasks/service.ts';
+import { userExportRunner, USER_EXPORT_TYPE } from '../routers/user-export/runner.ts';
+import { UserExportService } from '../routers/user-export/service.ts';
+import type { ConsoleConfig } from './config/schema.ts';
+
+export interface TaskParts {
+  config: ConsoleConfig;
+  db: Database;
+  feed: ChangeFeed;
+  settings: EngineSettings;
+  registry: Registry;
+  logger: Logger;
+  audit: AuditWriter;
+  logSinks: LogSinks;
+}
+
+/** The engine, the scheduler with the built-in schedules, the built-in runners, and the services the routers use. */
+export async function assembleTasks({ config, db, feed, settings, registry, logger, audit, logSinks }: TaskParts) {
+  const t = config.task;
+  const engine = new TaskEngine({
+    db,
+    feed,
+    settings,
+    registry,
+    logger,
+    logSinks,
+    config: {
+      leaseTtlMs: t.lease_ttl,
+      leaseRenewIntervalMs: t.lease_renew_interval,
+      reaperIntervalMs: t.reaper_interval,
+      pollIntervalMs: t.poll_interval,
+      retryBackoffBaseMs: t.retry_backoff_base,
+      retryBackoffMaxMs: t.retry_backoff_max,
+      fileUploadPath: config.server.file_upload_path,
+      shutdownTimeoutMs: config.server.shutdown_timeout,
+    },
+  });
+  const scheduler = new Scheduler({ db, feed, engine, logger });
+  registerBuiltInSchedules({ db, engine, scheduler, settings });
+  engine.register(USER_EXPORT_TYPE, userExportRunner(db), { maxRetries: 1 });
+  const fileSecret = await getOrCreateSecret(db, 'file_signature_key', randomBytes(32).toString('base64url'));
+  return {
+    engine,
+    scheduler,
+    services: {
+      engine,
+      tasks: new TaskService(db, engine, audit),
+      schedules: new ScheduleService(scheduler, audit),
+      files: new FileService(engine.artifacts, fileSecret, config.server.root_url),
+      userExport: new UserExportService(engine, audit),
+    },
+  };
+}

@@ -1,0 +1,280 @@
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { findFile } from '../db/repositories/files.ts';
+import { lanes, startConsole, type TestConsole } from './support/harness.ts';
+import { until } from './support/engine-node.ts';
+
+const TASK_PERMS = ['task:list', 'task:view', 'task:cancel', 'task:retry', 'task:delete'];
+
+for (const lane of lanes()) {
+  describe(`tasks, schedules and files over HTTP [${lane.name}]`, () => {
+    let t: TestConsole;
+    let admin: string;
+    let waiters = 0;
+    before(async () => {
+      t = await startConsole(lane);
+      admin = await t.login();
+      // A runner that waits until cancelled; a runner that fails once.
+      t.c.engine.register('api_wait', (ctx) => new Promise((_, reject) => ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason))));
+      t.c.engine.register('api_fail', async () => {
+        waiters++;
+        throw new Error('nope');
+      });
+    });
+    after(() => t.close());
+
+    const waitStatus = async (id: string, status: string, token = admin) => {
+      let last = '';
+      const ok = await until(async () => (last = (await t.request('GET', `/api/tasks/${id}`, { token })).body.data?.status) === status, 10_000);
+      assert.ok(ok, `task ${id} is ${last}, not ${status}`);
+      return (await t.request('GET', `/api/tasks/${id}`, { token })).body.data;
+    };
+
+    const audits = async (action: string, resourceId: string) =>
+      (await t.request('GET', `/api/audit-logs?action=${action}&page_size=100`, { token: admin })).body.data.filter((a: { resource_id: string }) => a.resource_id === resourceId);
+
+    test('user export: a task answered at once, a CSV artifact, downloads for the creator and admins only', async () => {
+      const op = await t.userWith(['user:export', 'task:view']);
+      const other = await t.userWith([...TASK_PERMS, 'user:list']);
+      const res = await t.request('POST', '/api/authorization/users/export', { token: op.token });
+      assert.equal(res.status, 200);
+      assert.equal(res.body.data.type, 'user_export');
+      assert.equal(res.body.data.category, 'user');
+      assert.equal(res.body.data.creator_id, op.id);
+      assert.equal(res.body.data.max_retries, 1);
+      const task = await waitStatus(res.body.data.id, 'success', op.token);
+      assert.equal(task.progress, 100);
+      assert.match(task.artifact_file_name, /^users_export_\d{8}_\d{6}\.csv$/);
+      assert.equal((await audits('export', task.id)).length, 1);
+
+      const url = `/api/files/${task.artifact_file_key}`;
+      const mine = await t.request('GET', url, { token: op.token });
+      assert.equal(mine.status, 200);
+      assert.match(String(mine.headers['content-type']), /^text\/csv/);
+      assert.match(String(mine.headers['content-disposition']), new RegExp(`filename="${task.artifact_file_name}"`));
+      const lines = mine.text.trim().split('\r\n');
+      assert.equal(lines[0], 'id,username,email,status,roles,created_at');
+      assert.ok(lines.some((l) => l.includes(',admin,admin@example.com,active,admin,')));
+      assert.ok(lines.some((l) => l.startsWith(`${other.id},${other.username},`)));
+      assert.equal((await t.request('GET', url, { token: admin })).status, 200, 'an admin may download');
+
+      const stranger = await t.request('GET', url, { token: other.token });
+      assert.equal(stranger.status, 404);
+      assert.equal(stranger.body.code, 'E4041');
+      const anonymous = await t.request('GET', url);
+      assert.equal(anonymous.status, 401);
+      assert.equal(anonymous.body.code, 'E4011');
+      assert.equal((await t.request('GET', `/api/files/nope`, { token: admin })).status, 404);
+
+      const signed = await t.request('GET', `${url}?method=sign`, { token: op.token });
+      assert.equal(signed.status, 200);
+      const expiresIn = Date.parse(signed.body.data.expires_at) - Date.now();
+      assert.ok(expiresIn > 9 * 60_000 && expiresIn <= 10 * 60_000, `valid ${expiresIn} ms`);
+      const viaLink = await t.request('GET', signed.body.data.url);
+      assert.equal(viaLink.status, 200, 'a signed URL needs no token');
+      assert.equal(viaLink.text, mine.text);
+      assert.equal((await t.request('GET', `${url}?method=sign`, { token: other.token })).status, 404, 'signing needs the same access');
+      const tampered = signed.body.data.url.replace(/signature=([0-9a-f])/, (_: string, c: string) => `signature=${c === '0' ? '1' : '0'}`);
+      assert.equal((await t.request('GET', tampered)).body.code, 'E4011');
+      const file = (await findFile(t.c.db, task.artifact_file_key))!;
+      const stale = t.c.services.files.sign(file, Date.now() - 11 * 60_000);
+      assert.equal((await t.request('GET', stale.url)).status, 401, 'an expired link is refused');
+    });
+
+    test('visibility: others see only their own tasks, not visible answers 404; admins see everything', async () => {
+      const a = await t.userWith([...TASK_PERMS, 'user:export']);
+      const b = await t.userWith([...TASK_PERMS]);
+      const mine = (await t.request('POST', '/api/authorization/users/export', { token: a.token })).body.data;
+      const theirs = (await t.c.engine.create({ type: 'api_none', creatorId: b.id }))!;
+
+      const listA = await t.request('GET', '/api/tasks?page_size=100', { token: a.token });
+      assert.equal(listA.status, 200);
+      assert.deepEqual(listA.body.data.map((x: { id: string }) => x.id), [mine.id]);
+      assert.equal(listA.body.total, 1);
+      assert.equal((await t.request('GET', `/api/tasks/${theirs.id}`, { token: a.token })).status, 404);
+      assert.equal((await t.request('POST', `/api/tasks/${theirs.id}/cancel`, { token: a.token })).status, 404);
+      assert.equal((await t.request('DELETE', `/api/tasks/${theirs.id}`, { token: a.token })).status, 404);
+      assert.equal((await t.request('GET', `/api/tasks/${theirs.id}/logs`, { token: a.token })).status, 404);
+
+      const all = await t.request('GET', `/api/tasks?search=${theirs.id.slice(-12).toUpperCase()}`, { token: admin });
+      assert.deepEqual(all.body.data.map((x: { id: string }) => x.id), [theirs.id], 'search matches the id');
+      const byType = await t.request('GET', '/api/tasks?search=API_NONE', { token: admin });
+      assert.ok(byType.body.data.some((x: { id: string }) => x.id === theirs.id), 'search on type, case-insensitive');
+      assert.equal((await t.request('GET', '/api/tasks/not-a-uuid', { token: admin })).body.code, 'E4001');
+
+      const recent = await t.request('GET', '/api/user-tasks', { token: b.token });
+      assert.equal(recent.status, 200);
+      assert.deepEqual(recent.body.data.map((x: { id: string }) => x.id), [theirs.id]);
+      assert.equal(recent.body.total, undefined, 'a plain list');
+    });
+
+    test('route guards: each task route needs its permission; /user-tasks needs only a login', async () => {
+      const nobody = await t.userWith(['permission:list']);
+      const id = '00000000-0000-4000-8000-000000000000';
+      for (const [method, url] of [
+        ['GET', '/api/tasks'],
+        ['GET', `/api/tasks/${id}`],
+        ['GET', `/api/tasks/${id}/logs`],
+        ['POST', `/api/tasks/${id}/cancel`],
+        ['POST', `/api/tasks/${id}/retry`],
+        ['DELETE', `/api/tasks/${id}`],
+        ['GET', '/api/task-schedules'],
+        ['POST', '/api/task-schedules/session-cleanup/toggle'],
+        ['POST', '/api/task-schedules/session-cleanup/trigger'],
+        ['POST', '/api/authorization/users/export'],
+        ['GET', '/api/system/task-settings/log-storage-backends'],
+      ] as const) {
+        const res = await t.request(method, url, { token: nobody.token });
+        assert.equal(res.status, 403, `${method} ${url}`);
+        assert.equal((await t.request(method, url)).status, 401, `${method} ${url} without a token`);
+      }
+      assert.equal((await t.request('GET', '/api/user-tasks', { token: nobody.token })).status, 200);
+    });
+
+    test('cancel, retry and delete over HTTP: answers, illegal states named, audit records', async () => {
+      const running = (await t.c.engine.create({ type: 'api_wait', creatorId: null }))!;
+      await waitStatus(running.id, 'running');
+      const retryRunning = await t.request('POST', `/api/tasks/${running.id}/retry`, { token: admin });
+      assert.equal(retryRunning.status, 400);
+      assert.equal(retryRunning.body.code, 'E4001');
+      assert.match(retryRunning.body.err, /running/);
+      const delRunning = await t.request('DELETE', `/api/tasks/${running.id}`, { token: admin });
+      assert.equal(delRunning.status, 400);
+      assert.match(delRunning.body.err, /running/);
+
+      const cancelled = await t.request('POST', `/api/tasks/${running.id}/cancel`, { token: admin });
+      assert.equal(cancelled.status, 200);
+      assert.equal(cancelled.body.data.status, 'cancelled');
+      assert.match((await t.request('POST', `/api/tasks/${running.id}/cancel`, { token: admin })).body.err, /cancelled/);
+      const [audit] = await audits('cancel', running.id);
+      assert.equal(audit.resource_type, 'task');
+      assert.deepEqual(audit.details.after, { status: 'cancelled' });
+
+      const retried = await t.request('POST', `/api/tasks/${running.id}/retry`, { token: admin });
+      assert.equal(retried.status, 200);
+      assert.ok(['pending', 'running'].includes(retried.body.data.status));
+      await waitStatus(running.id, 'running');
+      await t.request('POST', `/api/tasks/${running.id}/cancel`, { token: admin });
+      assert.equal((await audits('retry', running.id)).length, 1);
+
+      const removed = await t.request('DELETE', `/api/tasks/${running.id}`, { token: admin });
+      assert.equal(removed.status, 200);
+      assert.equal(typeof removed.body.data.message, 'string');
+      assert.equal((await t.request('GET', `/api/tasks/${running.id}`, { token: admin })).status, 404);
+      assert.equal((await audits('delete', running.id)).length, 1);
+    });
+
+    test('logs are a paginated list, oldest first', async () => {
+      const failed = (await t.c.engine.create({ type: 'api_fail', maxRetries: 1 }))!;
+      await waitStatus(failed.id, 'failed');
+      const page1 = await t.request('GET', `/api/tasks/${failed.id}/logs?page_size=1`, { token: admin });
+      assert.equal(page1.status, 200);
+      assert.equal(page1.body.total, 2);
+      assert.equal(page1.body.page_size, 1);
+      assert.equal(page1.body.data[0].level, 'warn', 'the retry first');
+      const page2 = await t.request('GET', `/api/tasks/${failed.id}/logs?page_size=1&current=2`, { token: admin });
+      assert.equal(page2.body.data[0].level, 'error');
+      assert.equal((await t.request('GET', `/api/tasks/${failed.id}/logs?page_size=101`, { token: admin })).status, 400);
+    });
+
+    test('schedules: list, toggle (flip or set), trigger, disabled and unknown schedules', async () => {
+      const list = await t.request('GET', '/api/task-schedules', { token: admin });
+      assert.equal(list.status, 200);
+      assert.deepEqual(list.body.data.map((s: { id: string }) => s.id).sort(), ['audit-log-cleanup', 'session-cleanup', 'task-log-cleanup']);
+      const session = list.body.data.find((s: { id: string }) => s.id === 'session-cleanup');
+      assert.deepEqual(Object.keys(session).sort(), ['enabled', 'id', 'last_run', 'name', 'next_run', 'spec', 'task_type', 'timezone']);
+      assert.equal(session.enabled, true);
+      assert.ok(Date.parse(session.next_run) > Date.now());
+
+      const operator = await t.userWith(['task:schedule:list', 'task:schedule:update', 'task:view']);
+      const flipped = await t.request('POST', '/api/task-schedules/session-cleanup/toggle', { token: operator.token });
+      assert.equal(flipped.status, 200);
+      assert.equal(flipped.body.data.enabled, false);
+      assert.equal(flipped.body.data.next_run, null);
+      const refused = await t.request('POST', '/api/task-schedules/session-cleanup/trigger', { token: operator.token });
+      assert.equal(refused.status, 400);
+      assert.equal(refused.body.code, 'E4001');
+      const on = await t.request('POST', '/api/task-schedules/session-cleanup/toggle', { token: operator.token, body: { enabled: true } });
+      assert.equal(on.body.data.enabled, true);
+      const again = await t.request('POST', '/api/task-schedules/session-cleanup/toggle', { token: operator.token, body: { enabled: true } });
+      assert.equal(again.body.data.enabled, true, 'an explicit value sets, not flips');
+      assert.equal((await audits('toggle', 'session-cleanup')).length, 3);
+
+      const fired = await t.request('POST', '/api/task-schedules/session-cleanup/trigger', { token: operator.token });
+      assert.equal(fired.status, 200);
+      assert.equal(fired.body.data.type, 'session_cleanup');
+      assert.equal(fired.body.data.category, 'system');
+      assert.equal(fired.body.data.creator_id, operator.id);
+      assert.equal(fired.body.data.cron_schedule_id, 'session-cleanup');
+      const done = await waitStatus(fired.body.data.id, 'success', operator.token);
+      assert.deepEqual(Object.keys(JSON.parse(done.result)).sort(), ['deleted_sessions', 'deleted_tokens']);
+      assert.equal((await audits('trigger', 'session-cleanup')).length, 1);
+      const after = (await t.request('GET', '/api/task-schedules', { token: admin })).body.data.find((s: { id: string }) => s.id === 'session-cleanup');
+      assert.ok(after.last_run);
+
+      assert.equal((await t.request('POST', '/api/task-schedules/nope/trigger', { token: admin })).status, 404);
+      assert.equal((await t.request('POST', '/api/task-schedules/nope/toggle', { token: admin })).body.code, 'E4041');
+    });
+
+    test('task log cleanup drops logs, finished tasks and artifacts past the retention; newer ones stay', async () => {
+      t.c.engine.register('api_artifact', async (ctx) => {
+        ctx.log.info('made a file');
+        await ctx.artifact('a.txt', 'hello', 'text/plain');
+      });
+      const old = (await t.c.engine.create({ type: 'api_artifact' }))!;
+      const fresh = (await t.c.engine.create({ type: 'api_artifact' }))!;
+      const oldDone = await waitStatus(old.id, 'success');
+      await waitStatus(fresh.id, 'success');
+      const { knex, t: tables, dialect } = t.c.db;
+      const longAgo = dialect.toDbTime(new Date(Date.now() - 40 * 86_400_000));
+      await knex(tables.tasks).where('id', old.id).update({ finished_at: longAgo, created_at: longAgo });
+      await knex(tables.taskLogs).where('task_id', old.id).update({ created_at: longAgo });
+      const oldFile = (await findFile(t.c.db, oldDone.artifact_file_key))!;
+      const oldPath = join(t.c.config.server.file_upload_path, oldFile.path);
+      assert.ok(existsSync(oldPath));
+
+      const run = await t.request('POST', '/api/task-schedules/task-log-cleanup/trigger', { token: admin });
+      const done = await waitStatus(run.body.data.id, 'success');
+      const result = JSON.parse(done.result);
+      assert.equal(result.retention_days, 30);
+      assert.equal(result.deleted_tasks, 1);
+      assert.equal(result.deleted_files, 1);
+      assert.equal((await t.request('GET', `/api/tasks/${old.id}`, { token: admin })).status, 404);
+      assert.equal(await findFile(t.c.db, oldDone.artifact_file_key), undefined);
+      assert.equal(existsSync(oldPath), false, 'the bytes are gone too');
+      assert.equal((await t.request('GET', `/api/tasks/${fresh.id}/logs`, { token: admin })).body.total, 1, 'newer logs stay');
+    });
+
+    test('engine settings: validated backend and pool size, applied live; the backend list', async () => {
+      const backends = await t.request('GET', '/api/system/task-settings/log-storage-backends', { token: admin });
+      assert.deepEqual(backends.body.data, [
+        { id: 'database', name: 'Database' },
+        { id: 'file', name: 'File' },
+      ]);
+      const map = (await t.request('GET', '/api/system/settings', { token: admin })).body.data;
+      assert.equal(map.task_max_concurrent, '10');
+      assert.equal(map.task_log_storage_backend, 'database');
+      assert.equal(map.task_log_retention_days, '30');
+      for (const bad of [{ task_log_storage_backend: 'nope' }, { task_max_concurrent: '0' }, { task_max_concurrent: 'abc' }]) {
+        const res = await t.request('PUT', '/api/system/settings', { token: admin, body: bad });
+        assert.equal(res.status, 400, JSON.stringify(bad));
+        assert.equal(res.body.code, 'E4001');
+      }
+      const ok = await t.request('PUT', '/api/system/settings', { token: admin, body: { task_max_concurrent: '3' } });
+      assert.equal(ok.status, 200);
+      assert.equal(t.c.engine.concurrency, 3, 'the pool follows at once');
+      await t.request('PUT', '/api/system/settings', { token: admin, body: { task_max_concurrent: '10' } });
+    });
+
+    test('metrics: the task series and HTTP series are exported', async () => {
+      const text = (await t.request('GET', '/metrics')).text;
+      for (const name of ['task_created_total', 'task_started_total', 'task_completed_total', 'task_queue_overflow_total', 'task_queue_length', 'task_running_gauge', 'task_run_duration_seconds_bucket', 'http_requests_total', 'process_cpu_seconds_total']) {
+        assert.ok(text.includes(name), name);
+      }
+      assert.match(text, /task_completed_total\{type="user_export",category="user",status="success"\} [1-9]/);
+      assert.ok(waiters >= 2);
+    });
+  });
+}

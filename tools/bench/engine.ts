@@ -1,0 +1,226 @@
+// npm run bench:engine — the task engine side by side with pg-boss and graphile-worker, in one run.
+// For each: 20,000 no-op tasks at concurrency 10 (tasks/s from the first create to the last completion),
+// then a trickle of 200 single tasks, one at a time (create→start latency p50/p99), and the heap before/after.
+// Console's engine runs on SQLite and on PostgreSQL; the other two on the same PostgreSQL.
+// PostgreSQL comes from BENCH_PG_URL or TEST_PG_URL (`eval "$(bash tools/ci/services.sh env)"` sets the latter);
+// without one, only SQLite runs. BENCH_TASKS and BENCH_TRICKLE change the counts.
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pino from 'pino';
+import { Registry } from 'prom-client';
+import { startChangeFeed } from '../../db/change-feed.ts';
+import { openDatabase } from '../../db/database.ts';
+import type { DbOptions } from '../../db/options.ts';
+import { TaskEngine } from '../../engine/engine.ts';
+import { createLogSinks } from '../../engine/settings.ts';
+
+const TASKS = Number(process.env.BENCH_TASKS ?? 20_000);
+const TRICKLE = Number(process.env.BENCH_TRICKLE ?? 200);
+const CONCURRENCY = 10;
+const BATCH = 1000;
+const PG_URL = process.env.BENCH_PG_URL ?? process.env.TEST_PG_URL;
+
+interface Result {
+  system: string;
+  database: string;
+  tasksPerSecond: number;
+  p50: number;
+  p99: number;
+  heapBefore: number;
+  heapAfter: number;
+  note?: string;
+}
+
+/** Hooks one system exposes to the measuring loops. */
+interface Subject {
+  /** Creates `n` tasks in one call (each system's bulk insert). */
+  createMany(n: number): Promise<void>;
+  createOne(): Promise<void>;
+  /** Called by the subject's runner when a task starts. */
+  onStart: () => void;
+  stop(): Promise<void>;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const heapMb = () => {
+  (globalThis as { gc?: () => void }).gc?.();
+  return process.memoryUsage().heapUsed / 2 ** 20;
+};
+const quantile = (sorted: number[], q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
+
+async function measure(system: string, database: string, make: (onStart: () => void) => Promise<Subject>, note?: string): Promise<Result> {
+  process.stdout.write(`running ${system} on ${database}...\n`);
+  let started = 0;
+  let wake: (() => void) | undefined;
+  const subject = await make(() => {
+    started++;
+    wake?.();
+  });
+  const heapBefore = heapMb();
+  try {
+    // Throughput: the producer inserts in batches while the workers run; the clock stops at the last start
+    // of a no-op (its completion follows within the same tick).
+    const t0 = performance.now();
+    const done = new Promise<void>((resolve) => {
+      wake = () => {
+        if (started >= TASKS) resolve();
+      };
+    });
+    for (let made = 0; made < TASKS; made += BATCH) await subject.createMany(Math.min(BATCH, TASKS - made));
+    await done;
+    const tasksPerSecond = TASKS / ((performance.now() - t0) / 1000);
+    await sleep(500);
+
+    // Latency: one task at a time into idle workers.
+    const latencies: number[] = [];
+    for (let i = 0; i < TRICKLE; i++) {
+      const before = started;
+      const startedOnce = new Promise<void>((resolve) => {
+        wake = () => {
+          if (started > before) resolve();
+        };
+      });
+      const c0 = performance.now();
+      await subject.createOne();
+      await startedOnce;
+      latencies.push(performance.now() - c0);
+      await sleep(2);
+    }
+    latencies.sort((a, b) => a - b);
+    return { system, database, tasksPerSecond, p50: quantile(latencies, 0.5), p99: quantile(latencies, 0.99), heapBefore, heapAfter: heapMb(), note };
+  } finally {
+    await subject.stop();
+  }
+}
+
+function pgOptions(url: string, prefix: string): DbOptions {
+  const u = new URL(url);
+  return {
+    driver: 'postgres',
+    tablePrefix: prefix,
+    slowThresholdMs: 60_000,
+    path: '',
+    host: u.hostname,
+    port: Number(u.port || 5432),
+    username: decodeURIComponent(u.username),
+    password: decodeURIComponent(u.password),
+    schema: u.pathname.slice(1),
+    charset: 'utf8mb4',
+    collation: '',
+    maxOpenConnections: 10,
+    maxIdleConnections: 10,
+    connectionLifetimeMs: 30_000,
+  };
+}
+
+/** Console's engine as the console runs it (settings: 10 at once, database log backend). */
+function consoleEngine(options: DbOptions) {
+  return async (onStart: () => void): Promise<Subject> => {
+    const logger = pino({ level: 'silent' });
+    const db = openDatabase(options, logger);
+    await db.migrate();
+    const feed = await startChangeFeed(db, logger);
+    const files = mkdtempSync(join(tmpdir(), 'bench-engine-files-'));
+    const settings = { get: <T>(key: string) => ({ task_max_concurrent: CONCURRENCY, task_log_storage_backend: 'database' })[key] as T, onChange: () => {} };
+    const engine = new TaskEngine({
+      db,
+      feed,
+      settings,
+      registry: new Registry(),
+      logger,
+      logSinks: createLogSinks(db, files),
+      config: { leaseTtlMs: 30_000, leaseRenewIntervalMs: 10_000, reaperIntervalMs: 15_000, pollIntervalMs: 1000, retryBackoffBaseMs: 1000, retryBackoffMaxMs: 300_000, fileUploadPath: files, shutdownTimeoutMs: 5000 },
+    });
+    engine.register('noop', async () => void onStart());
+    await engine.start();
+    return {
+      onStart,
+      createMany: async (n) => void (await engine.createMany(Array.from({ length: n }, () => ({ type: 'noop' })))),
+      createOne: async () => void (await engine.create({ type: 'noop' })),
+      async stop() {
+        await engine.stop();
+        await feed.close();
+        if (options.driver === 'postgres') for (const name of Object.values(db.t)) await db.knex.raw('drop table if exists ?? cascade', [name]);
+        await db.close();
+        rmSync(files, { recursive: true, force: true });
+      },
+    };
+  };
+}
+
+async function graphileWorker(url: string) {
+  const { run, makeWorkerUtils, Logger } = await import('graphile-worker');
+  // Its default logger prints a line per job; silenced, as Console's logger is, so both measure queue work.
+  const logger = new Logger(() => () => {});
+  const schema = `gw_bench_${randomBytes(3).toString('hex')}`;
+  return async (onStart: () => void): Promise<Subject> => {
+    const runner = await run({ connectionString: url, schema, concurrency: CONCURRENCY, noHandleSignals: true, taskList: { noop: async () => void onStart() }, crontab: '', logger });
+    const utils = await makeWorkerUtils({ connectionString: url, schema, logger });
+    return {
+      onStart,
+      createMany: async (n) => void (await utils.addJobs(Array.from({ length: n }, () => ({ identifier: 'noop', payload: {} })))),
+      createOne: async () => void (await utils.addJob('noop', {})),
+      async stop() {
+        await runner.stop();
+        await utils.withPgClient((c) => c.query(`drop schema ${schema} cascade`));
+        await utils.release();
+      },
+    };
+  };
+}
+
+async function pgBoss(url: string) {
+  const { default: PgBoss } = await import('pg-boss');
+  const schema = `pgboss_bench_${randomBytes(3).toString('hex')}`;
+  return async (onStart: () => void): Promise<Subject> => {
+    const boss = new PgBoss({ connectionString: url, schema, max: 10 });
+    boss.on('error', () => {});
+    await boss.start();
+    await boss.createQueue('noop');
+    // Tuned as the reference measurement: 100 jobs per fetch, 0.5 s polling (the defaults manage ~5 tasks/s),
+    // with one worker per unit of concurrency.
+    for (let i = 0; i < CONCURRENCY; i++) {
+      await boss.work('noop', { batchSize: 100, pollingIntervalSeconds: 0.5 }, async (jobs) => {
+        for (const _ of jobs) onStart();
+      });
+    }
+    return {
+      onStart,
+      createMany: (n) => boss.insert(Array.from({ length: n }, () => ({ name: 'noop', data: {} }))),
+      createOne: async () => void (await boss.send('noop', {})),
+      async stop() {
+        await boss.stop({ graceful: false, wait: true, timeout: 2000 });
+        const { Client } = (await import('pg')).default;
+        const c = new Client({ connectionString: url });
+        await c.connect();
+        await c.query(`drop schema ${schema} cascade`);
+        await c.end();
+      },
+    };
+  };
+}
+
+const results: Result[] = [];
+const sqlitePath = join(mkdtempSync(join(tmpdir(), 'bench-engine-')), 'console.db');
+const sqlite: DbOptions = { ...pgOptions('postgres://x@localhost/x', 't_'), driver: 'sqlite', path: sqlitePath, maxOpenConnections: 1, maxIdleConnections: 1 };
+console.log(`${TASKS} no-op tasks at concurrency ${CONCURRENCY}, then ${TRICKLE} single tasks one at a time (Node ${process.version})\n`);
+results.push(await measure('console engine', 'sqlite', consoleEngine(sqlite)));
+if (PG_URL) {
+  results.push(await measure('console engine', 'postgres', consoleEngine(pgOptions(PG_URL, `bench${randomBytes(3).toString('hex')}_`))));
+  results.push(await measure('graphile-worker 0.17', 'postgres', await graphileWorker(PG_URL), 'defaults, concurrency 10'));
+  results.push(await measure('pg-boss 10', 'postgres', await pgBoss(PG_URL), 'tuned: 100 per fetch, 0.5 s poll'));
+} else {
+  console.log('(no BENCH_PG_URL or TEST_PG_URL: PostgreSQL runs skipped)\n');
+}
+
+const fmt = (n: number, d = 0) => n.toFixed(d);
+const rows = [
+  ['system', 'database', 'tasks/s', 'create→start p50 ms', 'p99 ms', 'heap MB before→after', 'note'],
+  ...results.map((r) => [r.system, r.database, fmt(r.tasksPerSecond), fmt(r.p50, 1), fmt(r.p99, 1), `${fmt(r.heapBefore)}→${fmt(r.heapAfter)}`, r.note ?? '']),
+];
+const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
+for (const r of rows) console.log(r.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd());
+rmSync(sqlitePath, { force: true });
+process.exit(0);
