@@ -80,14 +80,22 @@ export async function createConsole(options: ConsoleOptions = {}): Promise<Conso
   const config = loadConfig({ ...options, env: options.env ?? process.env });
   const logger = options.logger ?? createLogger({ level: config.log.level, format: config.log.format, path: config.log.path, mode: config.server.mode });
   warnInactiveKeys(config, logger);
-  const db = openDatabase(databaseOptions(config), logger);
+  // What is opened is closed again if a later step fails, so a failed start leaves no pool or listener behind.
+  const opened: (() => Promise<void>)[] = [];
   try {
-    await db.migrate();
+    return await assemble(config, logger, options, opened);
   } catch (error) {
-    await db.close();
+    for (const close of opened.reverse()) await close().catch(() => {});
     throw error;
   }
+}
+
+async function assemble(config: ConsoleConfig, logger: Logger, options: ConsoleOptions, opened: (() => Promise<void>)[]): Promise<Console> {
+  const db = openDatabase(databaseOptions(config), logger);
+  opened.push(() => db.close());
+  await db.migrate();
   const feed = await startChangeFeed(db, logger);
+  opened.push(() => feed.close());
   const registry = new SettingsRegistry();
   declareCoreSettings(registry);
   const logSinks = createLogSinks(db, config.server.file_upload_path);
@@ -133,7 +141,9 @@ export async function createConsole(options: ConsoleOptions = {}): Promise<Conso
   }
 
   const http = await buildHttpApp({ config, services, logger, metrics, version: VERSION });
+  opened.push(() => http.close());
   await tasks.engine.start();
+  opened.push(() => tasks.engine.stop());
   await tasks.scheduler.start();
   let closing: Promise<void> | undefined;
 

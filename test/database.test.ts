@@ -178,3 +178,17 @@ for (const lane of lanes()) {
     });
   });
 }
+
+describe('failed start', () => {
+  test('closes what it opened: no database pool, change feed or timer is left behind', async () => {
+    const { createConsole } = await import('../index.ts');
+    const { testConfig } = await import('./support/harness.ts');
+    const pino = (await import('pino')).default;
+    const before = process.getActiveResourcesInfo().length;
+    // The GeoIP database is opened after the database and the change feed, so this start fails half-way.
+    const config = testConfig(lanes()[0]!, { server: { geoip_db_path: '/nonexistent/geo.mmdb' } });
+    await assert.rejects(createConsole({ config, env: {}, logger: pino({ level: 'silent' }) }), /server\.geoip_db_path: cannot open/);
+    await new Promise((r) => setImmediate(r));
+    assert.equal(process.getActiveResourcesInfo().length, before);
+  });
+});
