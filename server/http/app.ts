@@ -11,9 +11,9 @@ import type { Services } from '../../routers/shared/services.ts';
 import type { ConsoleConfig } from '../config/schema.ts';
 import { closeConnectionsWhenDraining } from './draining.ts';
 import { sendError } from './envelope.ts';
-import { fileRouteDocs, registerFileRoutes } from './files.ts';
+import { registerFileRoutes } from './files.ts';
 import { registerMetrics, type Metrics } from './metrics.ts';
-import { buildOpenApiDocument } from './openapi.ts';
+import { loadOpenApiDocument } from './openapi-document.ts';
 import { requestInfo } from './request-info.ts';
 import { registerRestRoutes } from './rest-adapter.ts';
 import { addSecurityHeaders } from './security-headers.ts';
@@ -68,8 +68,7 @@ export async function buildHttpApp({ config, services, logger, metrics, version 
     return reply.code(ready ? 200 : 503).send({ status: ready ? 'ready' : 'unavailable' });
   });
 
-  const document = buildOpenApiDocument(appRouter, { version, baseUrl: `${s.root_url.replace(/\/$/, '')}/api` });
-  Object.assign(document.paths as object, fileRouteDocs);
+  const document = await loadOpenApiDocument(version, `${s.root_url.replace(/\/$/, '')}/api`);
 
   await app.register(async (api) => {
     // A body-less POST (logout, unlock) is fine with or without a JSON content type.

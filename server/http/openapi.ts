@@ -1,5 +1,7 @@
 import type { AnyTRPCRouter } from '@trpc/server';
 import { generateOpenApiDocument } from 'trpc-to-openapi';
+import { appRouter } from '../../routers/app-router.ts';
+import { fileRouteDocs } from './files.ts';
 import { restRoutes } from './rest-adapter.ts';
 
 type Json = Record<string, unknown>;
@@ -62,4 +64,11 @@ export function buildOpenApiDocument(router: AnyTRPCRouter, opts: { version: str
     if (route.meta.permission) op['x-permission'] = route.meta.permission;
   }
   return doc;
+}
+
+/** The service's whole document: every procedure plus the plain file routes. */
+export function serviceDocument(version: string, baseUrl: string): Json {
+  const document = buildOpenApiDocument(appRouter, { version, baseUrl });
+  Object.assign(document.paths as object, fileRouteDocs);
+  return document;
 }
