@@ -289,3 +289,17 @@ for (const lane of lanes()) {
     });
   });
 }
+
+describe('output validation', () => {
+  test('a procedure answering outside its output schema is a 500 without details, not a 400', async () => {
+    const { toErrorBody } = await import('../routers/shared/error-body.ts');
+    const { TRPCError } = await import('@trpc/server');
+    const { z } = await import('zod');
+    const zodError = z.object({ id: z.uuid() }).safeParse({ id: 'x' }).error!;
+    const output = toErrorBody(new TRPCError({ code: 'INTERNAL_SERVER_ERROR', message: 'Output validation failed', cause: zodError }), 'en');
+    assert.deepEqual(output, { status: 500, code: 'E5001', err: 'internal error' });
+    const input = toErrorBody(new TRPCError({ code: 'BAD_REQUEST', cause: zodError }), 'en');
+    assert.equal(input.status, 400);
+    assert.equal(input.err, 'id: must be a UUID');
+  });
+});

@@ -39,6 +39,8 @@ export function toErrorBody(error: unknown, locale: string): ErrorBody {
     cause = error.cause ?? error;
     if (!(cause instanceof AppError) && !(cause instanceof ZodError)) cause = fromTrpc(error) ?? cause;
   }
+  // A zod failure is the caller's fault only on input (BAD_REQUEST); on output it is ours: 500, no details.
+  if (cause instanceof ZodError && error instanceof TRPCError && error.code !== 'BAD_REQUEST') cause = new InternalError('error.internal');
   if (cause instanceof ZodError) {
     const issue = cause.issues[0];
     return { status: 400, code: 'E4001', err: issue ? describeZodIssue(issue, locale) : new BadRequestError('error.bad_request').localized(locale) };
