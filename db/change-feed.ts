@@ -1,4 +1,5 @@
 import type { Database } from './database.ts';
+import type { ChangeListenerConnection } from './dialects/dialect.ts';
 import type { DbLogger } from './options.ts';
 
 /** May be async (a cache reloading itself); its rejection is logged, never left unhandled. */
@@ -15,17 +16,6 @@ export interface ChangeFeed {
   close(): Promise<void>;
 }
 
-interface PgNotification {
-  channel: string;
-  payload?: string;
-}
-interface PgListenClient {
-  connect(): Promise<unknown>;
-  query(sql: string): Promise<unknown>;
-  on(event: 'notification', cb: (n: PgNotification) => void): void;
-  on(event: 'error', cb: (e: Error) => void): void;
-  end(): Promise<void>;
-}
 
 export async function startChangeFeed(db: Database, logger: DbLogger, pollIntervalMs = 1000): Promise<ChangeFeed> {
   const { knex, t } = db;
@@ -47,8 +37,8 @@ export async function startChangeFeed(db: Database, logger: DbLogger, pollInterv
 
   let closed = false;
   let timer: NodeJS.Timeout | undefined;
-  let listenClient: PgListenClient | undefined;
-  const notifyChannel = `${t.changes}`;
+  let polling = false;
+  let listener: ChangeListenerConnection | undefined;
 
   const poll = async () => {
     try {
@@ -66,23 +56,22 @@ export async function startChangeFeed(db: Database, logger: DbLogger, pollInterv
   const schedule = () => {
     if (!closed) timer = setTimeout(() => void poll().finally(schedule), pollIntervalMs).unref();
   };
-
-  if (db.dialect.notifies) {
-    const { default: pg } = await import('pg');
-    const c = db.options;
-    const client = new pg.Client({ host: c.host, port: c.port, user: c.username, password: c.password, database: c.schema }) as unknown as PgListenClient;
-    client.on('notification', (n) => {
-      if (n.payload) emit(n.payload);
-    });
-    client.on('error', (e) => {
-      if (!closed) logger.warn({ err: e }, 'change feed connection lost; polling instead');
-      schedule();
-    });
-    await client.connect();
-    await client.query(`LISTEN "${notifyChannel}"`);
-    listenClient = client;
-  } else {
+  const startPolling = () => {
+    if (polling) return;
+    polling = true;
     schedule();
+  };
+
+  if (db.dialect.listen) {
+    listener = await db.dialect.listen(db.options, knex, t.changes, emit, (error) => {
+      if (closed) return;
+      // Other nodes' changes then arrive through the version table, as on the engines that cannot push.
+      logger.warn({ err: error }, 'change feed connection lost; polling instead');
+      listener = undefined;
+      startPolling();
+    });
+  } else {
+    startPolling();
   }
 
   return {
@@ -91,8 +80,8 @@ export async function startChangeFeed(db: Database, logger: DbLogger, pollInterv
         .insert({ channel, version: 1 })
         .onConflict('channel')
         .merge({ version: knex.raw('??.?? + 1', [t.changes, 'version']) });
-      if (listenClient) await knex.raw('select pg_notify(?, ?)', [notifyChannel, channel]);
-      else emit(channel);
+      emit(channel);
+      await listener?.notify(channel);
     },
     subscribe(listener) {
       listeners.add(listener);
@@ -101,7 +90,7 @@ export async function startChangeFeed(db: Database, logger: DbLogger, pollInterv
     async close() {
       closed = true;
       if (timer) clearTimeout(timer);
-      await listenClient?.end().catch(() => {});
+      await listener?.close();
     },
   };
 }

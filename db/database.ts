@@ -2,7 +2,7 @@ import knexFactory, { type Knex } from 'knex';
 import { dialectFor, type Dialect } from './dialects/index.ts';
 import { migrateLatest, migrationsDone } from './migrate.ts';
 import { defineModels, type Models } from './models.ts';
-import type { DbLogger, DbOptions } from './options.ts';
+import type { DbLogger, DbOptions, QueryTracer } from './options.ts';
 import { tableNames, type TableNames } from './tables.ts';
 
 export interface Database {
@@ -70,12 +70,28 @@ function watchSlowQueries(knex: Knex, thresholdMs: number, logger: DbLogger): vo
   knex.on('query-error', (_e: unknown, q: QueryEvent) => finish(q));
 }
 
-export function openDatabase(options: DbOptions, logger: DbLogger): Database {
+/** One span per query, ended by its response or error (knex gives each query a uid across the three events). */
+function traceQueries(knex: Knex, tracer: QueryTracer, dialect: string): void {
+  const spans = new Map<string, ReturnType<QueryTracer['startQuery']>>();
+  knex.on('query', (q: QueryEvent) => {
+    if (q.__knexQueryUid && q.sql) spans.set(q.__knexQueryUid, tracer.startQuery(q.sql, dialect));
+  });
+  const end = (q: QueryEvent, error?: unknown) => {
+    if (!q.__knexQueryUid) return;
+    spans.get(q.__knexQueryUid)?.end(error);
+    spans.delete(q.__knexQueryUid);
+  };
+  knex.on('query-response', (_r: unknown, q: QueryEvent) => end(q));
+  knex.on('query-error', (e: unknown, q: QueryEvent) => end(q, e));
+}
+
+export function openDatabase(options: DbOptions, logger: DbLogger, tracer?: QueryTracer): Database {
   const dialect = dialectFor(options.driver);
   dialect.prepare?.(options);
   const knex = knexFactory({ ...dialect.knexConfig(options), compileSqlOnError: false, log: knexLog(logger) });
   keepBoundValuesOutOfErrors(knex);
   watchSlowQueries(knex, options.slowThresholdMs, logger);
+  if (tracer) traceQueries(knex, tracer, options.driver);
   const t = tableNames(options.tablePrefix);
   return {
     knex,

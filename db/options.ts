@@ -23,3 +23,8 @@ export interface DbLogger {
   error(obj: object, msg: string): void;
   debug(obj: object, msg: string): void;
 }
+
+/** A span per query, supplied by the caller's tracing (db/ knows nothing of it); `end` gets the error, if any. */
+export interface QueryTracer {
+  startQuery(sql: string, dialect: string): { end(error?: unknown): void };
+}

@@ -7,6 +7,7 @@ export function tableNames(prefix: string) {
     rolePermissions: name('role_permissions'),
     userRoles: name('user_roles'),
     sessions: name('sessions'),
+    userTokens: name('user_tokens'),
     settings: name('settings'),
     secrets: name('secrets'),
     auditLogs: name('audit_logs'),

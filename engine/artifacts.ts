@@ -6,6 +6,7 @@ import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { Database } from '../db/database.ts';
 import { deleteFileRows, findFile, insertFile, type FileRow } from '../db/repositories/files.ts';
+import { NotFoundError } from '../lib/errors.ts';
 
 export type ArtifactData = Buffer | string | Readable | AsyncIterable<Buffer | string>;
 
@@ -49,8 +50,19 @@ export class ArtifactStore {
     return findFile(this.db, key);
   }
 
-  open(file: FileRow): Readable {
-    return createReadStream(this.pathOf(file.path));
+  /** The file's content, opened before any answer is sent: a row whose file is gone is "not found", not a broken download. */
+  async open(file: FileRow): Promise<Readable> {
+    const stream = createReadStream(this.pathOf(file.path));
+    try {
+      await new Promise((resolve, reject) => {
+        stream.once('open', resolve);
+        stream.once('error', reject);
+      });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new NotFoundError('file.not_found');
+      throw error;
+    }
+    return stream;
   }
 
   async remove(files: FileRow[]): Promise<void> {

@@ -18,7 +18,7 @@ import { createTaskMetrics, type TaskMetrics } from './metrics.ts';
 import { TaskRun } from './run.ts';
 import { SETTING_LOG_BACKEND, SETTING_MAX_CONCURRENT } from './settings.ts';
 import {
-  toTaskJson, type CreateTask, type EngineConfig, type EngineLogger, type EngineSettings, type Runner, type RunnerOptions, type TaskJson,
+  toTaskJson, type CreateTask, type EngineConfig, type EngineLogger, type EngineSettings, type Runner, type RunnerOptions, type TaskJson, type TaskTracer,
   type TaskStatus,
 } from './types.ts';
 
@@ -35,6 +35,8 @@ export interface EngineDeps {
   logger: EngineLogger;
   config: EngineConfig;
   logSinks: LogSinks;
+  /** A span per task run (tracing); none: runs are not traced. */
+  tracer?: TaskTracer;
 }
 
 interface Registration {
@@ -414,11 +416,12 @@ export class TaskEngine {
     const facts = this.factsOf(row);
     const actor = createActor(taskMachine, { input: facts, snapshot: snapshotOf('pending', facts) }).start();
     actor.send({ type: 'CLAIM' });
-    const run = new TaskRun(row, row.claim_id!, actor, { db: this.db, artifacts: this.artifacts, logger: this.logger, sink: this.sinkFor(row.log_backend) });
+    const span = this.deps.tracer?.startRun({ id: row.id, type: row.type, category: row.category, attempt: row.retry_count + 1 });
+    const run = new TaskRun(row, row.claim_id!, actor, { db: this.db, artifacts: this.artifacts, logger: this.logger, sink: this.sinkFor(row.log_backend), span });
     this.runs.set(row.id, run);
     this.metrics.started.inc({ type: row.type, category: row.category });
     this.metrics.running.inc({ type: row.type });
-    run.done = this.execute(run, registration!.runner);
+    run.done = span ? span.within(() => this.execute(run, registration!.runner)) : this.execute(run, registration!.runner);
   }
 
   private async execute(run: TaskRun, runner: Runner): Promise<void> {
@@ -446,6 +449,7 @@ export class TaskEngine {
       run.actor.stop();
       this.runs.delete(run.row.id);
       this.metrics.running.dec({ type: run.row.type });
+      run.deps.span?.end(run.detached ? 'detached' : (run.outcome ?? 'unknown'), error);
       this.wake();
     }
     await outcome;
@@ -457,6 +461,7 @@ export class TaskEngine {
     run.actor.send(event);
     const { value, context: facts } = run.actor.getSnapshot();
     const status = value as TaskStatus;
+    run.outcome = status === 'pending' ? 'retry' : status;
     const { row } = run;
     if (status === 'pending') run.log('warn', `attempt failed, retrying in ${facts.retryDelayMs} ms`, { error, retry: facts.retryCount, max_retries: facts.maxRetries });
     else if (status === 'failed') run.log('error', 'task failed', { error });

@@ -5,7 +5,7 @@ import { uuidv7 } from '../lib/uuid7.ts';
 import type { ArtifactData, ArtifactStore } from './artifacts.ts';
 import type { LogEntry, LogSink } from './log-sinks.ts';
 import type { taskMachine } from './machine.ts';
-import { toTaskJson, type EngineLogger, type LogLevel, type RunnerContext } from './types.ts';
+import { toTaskJson, type EngineLogger, type LogLevel, type RunnerContext, type TaskSpan } from './types.ts';
 
 const PROGRESS_EVERY_MS = 250;
 const LOGS_EVERY_MS = 200;
@@ -27,6 +27,7 @@ export interface RunDeps {
   artifacts: ArtifactStore;
   logger: EngineLogger;
   sink: LogSink | undefined;
+  span?: TaskSpan | undefined;
 }
 
 /**
@@ -41,6 +42,8 @@ export class TaskRun {
   detached = false;
   /** The outcome is being written: lease renewal leaves it alone. */
   finishing = false;
+  /** The outcome the machine decided (`retry` for another attempt), for the run's span. */
+  outcome: string | undefined;
   done!: Promise<void>;
 
   private progressTimer: NodeJS.Timeout | undefined;
@@ -53,7 +56,7 @@ export class TaskRun {
     readonly row: TaskRow,
     readonly claimId: string,
     readonly actor: Actor<typeof taskMachine>,
-    private readonly deps: RunDeps,
+    readonly deps: RunDeps,
   ) {}
 
   context(): RunnerContext {
@@ -91,7 +94,9 @@ export class TaskRun {
 
   log(level: LogLevel, message: string, fields?: Record<string, unknown>): void {
     if (!this.deps.sink) return;
-    this.logs.push({ id: uuidv7(), task_id: this.row.id, level, message: formatLogMessage(String(message), fields), created_at: new Date().toISOString() });
+    const traceId = this.deps.span?.traceId;
+    const all = traceId ? { ...fields, trace_id: traceId } : fields;
+    this.logs.push({ id: uuidv7(), task_id: this.row.id, level, message: formatLogMessage(String(message), all), created_at: new Date().toISOString() });
     if (this.logs.length >= LOGS_BATCH) void this.flushLogs();
     else this.logTimer ??= setTimeout(() => void this.flushLogs(), LOGS_EVERY_MS).unref();
   }

@@ -106,3 +106,16 @@ export interface EngineConfig {
   /** How long `stop()` lets running tasks finish before handing them back. */
   shutdownTimeoutMs: number;
 }
+
+/** A span around one task run, supplied by the caller's tracing (engine/ knows nothing of it). */
+export interface TaskSpan {
+  /** Set when the span is exported: task log lines carry it. */
+  readonly traceId: string | undefined;
+  /** Runs `fn` with the span active, so the runner's database queries and log lines belong to it. */
+  within<T>(fn: () => T): T;
+  end(outcome: string, error?: string | null): void;
+}
+
+export interface TaskTracer {
+  startRun(task: { id: string; type: string; category: string; attempt: number }): TaskSpan;
+}

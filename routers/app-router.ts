@@ -6,6 +6,7 @@ import { rolesRouter } from './roles/router.ts';
 import { schedulesRouter } from './schedules/router.ts';
 import { settingsRouter } from './settings/router.ts';
 import { router } from './shared/trpc.ts';
+import { smtpRouter } from './smtp/router.ts';
 import { tasksRouter } from './tasks/router.ts';
 import { userExportRouter } from './user-export/router.ts';
 import { usersRouter } from './users/router.ts';
@@ -16,6 +17,7 @@ export const appRouter = router({
   roles: rolesRouter,
   permissions: permissionsRouter,
   settings: settingsRouter,
+  smtp: smtpRouter,
   audit: auditRouter,
   tasks: tasksRouter,
   schedules: schedulesRouter,

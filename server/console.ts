@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
+import type { ConnectionOptions } from 'node:tls';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { startChangeFeed } from '../db/change-feed.ts';
@@ -13,22 +14,30 @@ import { AuditWriter } from '../routers/audit/writer.ts';
 import { ensureAdminUser, ensureSystemRoles } from '../routers/auth/bootstrap.ts';
 import { IdentityStore, ROLES_CHANNEL, USERS_CHANNEL } from '../routers/auth/identity.ts';
 import { PasswordHasher } from '../routers/auth/password-hash.ts';
+import { PasswordResetService } from '../routers/auth/password-reset.ts';
 import { AuthService } from '../routers/auth/service.ts';
 import { TokenSigner } from '../routers/auth/tokens.ts';
+import { Mailer } from '../routers/mail/mailer.ts';
+import { MailTemplates } from '../routers/mail/templates.ts';
 import { PermissionCatalogue } from '../routers/permissions/catalogue.ts';
 import { RoleService } from '../routers/roles/service.ts';
 import { declareCoreSettings } from '../routers/settings/definitions.ts';
 import { SettingsService } from '../routers/settings/service.ts';
+import { SmtpService } from '../routers/smtp/service.ts';
 import { FeedCache } from '../routers/shared/feed-cache.ts';
 import type { Services } from '../routers/shared/services.ts';
 import { UserService } from '../routers/users/service.ts';
 import { loadConfig, type LoadOptions } from './config/load.ts';
 import type { ConsoleConfig } from './config/schema.ts';
 import { databaseOptions } from './database-options.ts';
+import { encryptKeyProvider } from './encrypt-key.ts';
 import { openGeoIp } from './geoip.ts';
 import { buildHttpApp } from './http/app.ts';
 import { createMetrics, type Metrics } from './http/metrics.ts';
 import { createLogger } from './logger.ts';
+import { createTracing } from './tracing/index.ts';
+import { queryTracer, taskTracer } from './tracing/injected.ts';
+import { withTraceIds } from './tracing/log-correlation.ts';
 import { assembleTasks } from './tasks.ts';
 
 export interface ConsoleOptions extends LoadOptions {
@@ -36,6 +45,8 @@ export interface ConsoleOptions extends LoadOptions {
   announce?: (text: string) => void;
   /** Replaces the logger built from `log.*` (tests capture logs this way). */
   logger?: Logger;
+  /** TLS options for SMTP connections, such as a private CA (`{ca}`) for a mail relay with its own certificate. */
+  mailTls?: ConnectionOptions;
 }
 
 export interface Console {
@@ -70,15 +81,15 @@ const VERSION = packageVersion();
 
 /** Keys that are validated but whose feature this version does not have yet: say so rather than ignore them. */
 function warnInactiveKeys(config: ConsoleConfig, logger: Logger): void {
-  const exporters = (['http', 'grpc', 'zipkin', 'file'] as const).filter((k) => config.tracing[k]);
-  if (exporters.length) logger.warn({ exporter: exporters[0] }, 'tracing is configured but trace export is not available in this version');
+  const grpc = config.tracing.grpc;
+  if (grpc?.service_config || grpc?.reconnection_period) logger.warn('tracing.grpc.service_config and reconnection_period are not applied by the OpenTelemetry exporter');
   if (config.oauth.enabled) logger.warn({ providers: config.oauth.providers.length }, 'oauth.enabled is set but OAuth login is not available in this version');
 }
 
 /** Builds a ready-to-serve Console: config, database (migrated), identity bootstrap, HTTP app. */
 export async function createConsole(options: ConsoleOptions = {}): Promise<Console> {
   const config = loadConfig({ ...options, env: options.env ?? process.env });
-  const logger = options.logger ?? createLogger({ level: config.log.level, format: config.log.format, path: config.log.path, mode: config.server.mode });
+  const logger = withTraceIds(options.logger ?? createLogger({ level: config.log.level, format: config.log.format, path: config.log.path, mode: config.server.mode }));
   warnInactiveKeys(config, logger);
   // What is opened is closed again if a later step fails, so a failed start leaves no pool or listener behind.
   const opened: (() => Promise<void>)[] = [];
@@ -91,7 +102,12 @@ export async function createConsole(options: ConsoleOptions = {}): Promise<Conso
 }
 
 async function assemble(config: ConsoleConfig, logger: Logger, options: ConsoleOptions, opened: (() => Promise<void>)[]): Promise<Console> {
-  const db = openDatabase(databaseOptions(config), logger);
+  const tracing = createTracing(config.tracing, {
+    env: options.env ?? process.env,
+    onError: (error) => logger.warn({ err: error }, 'trace export failed; spans are dropped while the receiver does not answer'),
+  });
+  opened.push(() => tracing.shutdown());
+  const db = openDatabase(databaseOptions(config), logger, tracing.enabled ? queryTracer(tracing) : undefined);
   opened.push(() => db.close());
   await db.migrate();
   const feed = await startChangeFeed(db, logger);
@@ -118,7 +134,10 @@ async function assemble(config: ConsoleConfig, logger: Logger, options: ConsoleO
   const tokens = new TokenSigner(jwtSecret, config.jwt.expiration, config.cache.size);
   const identities = new IdentityStore(db, feed, config.cache.size);
   const permissions = new PermissionCatalogue();
-  const tasks = await assembleTasks({ config, db, feed, settings, registry: metrics.registry, logger, audit, logSinks });
+  const tasks = await assembleTasks({ config, db, feed, settings, registry: metrics.registry, logger, audit, logSinks, tracer: tracing.enabled ? taskTracer(tracing) : undefined });
+  const smtp = new SmtpService(db, encryptKeyProvider(config.global.encrypt_key, db.dialect.localKeyFolder?.(db.options), logger), audit, logger, options.mailTls);
+  const mailer = new Mailer(smtp, new MailTemplates(config.mail.template_path, config.server.root_url), metrics.mailSent, logger);
+  const users = new UserService(db, identities, hasher, settings, audit, new FeedCache(feed, [USERS_CHANNEL, ROLES_CHANNEL], config.cache.size), mailer);
   const services: Services = {
     db,
     feed,
@@ -127,8 +146,11 @@ async function assemble(config: ConsoleConfig, logger: Logger, options: ConsoleO
     permissions,
     settings,
     audit,
-    auth: new AuthService(db, identities, tokens, hasher, settings, audit),
-    users: new UserService(db, identities, hasher, settings, audit, new FeedCache(feed, [USERS_CHANNEL, ROLES_CHANNEL], config.cache.size)),
+    smtp,
+    mailer,
+    auth: new AuthService(db, identities, tokens, hasher, settings, audit, mailer),
+    passwordReset: new PasswordResetService(db, users, mailer),
+    users,
     roles: new RoleService(db, identities, permissions, audit, new FeedCache(feed, [ROLES_CHANNEL], config.cache.size)),
     ...tasks.services,
   };
@@ -140,7 +162,7 @@ async function assemble(config: ConsoleConfig, logger: Logger, options: ConsoleO
     announce(`\nCreated administrator "${config.bootstrap.admin_username}" with password: ${admin.generatedPassword}\nIt is shown only this once; change it after logging in, or reset it with: npm run cli -- admin reset-password\n\n`);
   }
 
-  const http = await buildHttpApp({ config, services, logger, metrics, version: VERSION });
+  const http = await buildHttpApp({ config, services, logger, metrics, tracing, version: VERSION });
   opened.push(() => http.close());
   await tasks.engine.start();
   opened.push(() => tasks.engine.stop());
@@ -172,10 +194,13 @@ async function assemble(config: ConsoleConfig, logger: Logger, options: ConsoleO
         } finally {
           clearTimeout(deadline);
         }
+        await mailer.idle();
         await tasks.scheduler.stop();
         await tasks.engine.stop();
         await feed.close();
         await db.close();
+        // Last, so the spans of the shutdown's own queries and task hand-backs go out too.
+        await tracing.shutdown();
         logger.info('console stopped');
       })();
       return closing;

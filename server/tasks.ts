@@ -4,11 +4,12 @@ import type { Registry } from 'prom-client';
 import type { ChangeFeed } from '../db/change-feed.ts';
 import type { Database } from '../db/database.ts';
 import { getOrCreateSecret } from '../db/repositories/secrets.ts';
+import { deleteExpiredUserTokens } from '../db/repositories/user-tokens.ts';
 import { registerBuiltInSchedules } from '../engine/cleanup.ts';
 import { TaskEngine } from '../engine/engine.ts';
 import type { LogSinks } from '../engine/log-sinks.ts';
 import { Scheduler } from '../engine/scheduler.ts';
-import type { EngineSettings } from '../engine/types.ts';
+import type { EngineSettings, TaskTracer } from '../engine/types.ts';
 import type { AuditWriter } from '../routers/audit/writer.ts';
 import { FileService } from '../routers/files/service.ts';
 import { ScheduleService } from '../routers/schedules/service.ts';
@@ -26,10 +27,11 @@ export interface TaskParts {
   logger: Logger;
   audit: AuditWriter;
   logSinks: LogSinks;
+  tracer: TaskTracer | undefined;
 }
 
 /** The engine, the scheduler with the built-in schedules, the built-in runners, and the services the routers use. */
-export async function assembleTasks({ config, db, feed, settings, registry, logger, audit, logSinks }: TaskParts) {
+export async function assembleTasks({ config, db, feed, settings, registry, logger, audit, logSinks, tracer }: TaskParts) {
   const t = config.task;
   const engine = new TaskEngine({
     db,
@@ -38,6 +40,7 @@ export async function assembleTasks({ config, db, feed, settings, registry, logg
     registry,
     logger,
     logSinks,
+    tracer,
     config: {
       leaseTtlMs: t.lease_ttl,
       leaseRenewIntervalMs: t.lease_renew_interval,
@@ -50,7 +53,7 @@ export async function assembleTasks({ config, db, feed, settings, registry, logg
     },
   });
   const scheduler = new Scheduler({ db, feed, engine, logger });
-  registerBuiltInSchedules({ db, engine, scheduler, settings });
+  registerBuiltInSchedules({ db, engine, scheduler, settings, credentialCleaners: [deleteExpiredUserTokens] });
   engine.register(USER_EXPORT_TYPE, userExportRunner(db), { maxRetries: 1 });
   const fileSecret = await getOrCreateSecret(db, 'file_signature_key', randomBytes(32).toString('base64url'));
   return {

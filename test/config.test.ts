@@ -274,6 +274,16 @@ describe('config: mistakes are one line naming the key', () => {
     assert.match(failure({ env: { DATABASE_MAX_OPEN_CONNECTIONS: 'seven' } }), /database\.max_open_connections.*whole number/);
   });
 
+  test('a refused secret is named but never repeated', () => {
+    const jwt = failure({ env: { JWT_SECRET: 'hunter2-short' } });
+    assert.match(jwt, /^config: jwt\.secret: /);
+    assert.doesNotMatch(jwt, /hunter2/);
+    const key = failure({ env: { GLOBAL_ENCRYPT_KEY: 'not-a-key-hunter2' } });
+    assert.match(key, /^config: global\.encrypt_key: /);
+    assert.doesNotMatch(key, /hunter2/);
+    assert.match(failure({ env: { SERVER_PORT: 'abc' } }), /\(got "abc"\)/, 'other values are shown');
+  });
+
   test('server.port 0 (any free port) is allowed', () => {
     assert.equal(load({ argv: ['--server.port', '0'] }).server.port, 0);
   });

@@ -303,3 +303,20 @@ describe('output validation', () => {
     assert.equal(input.err, 'id: must be a UUID');
   });
 });
+
+describe('malformed URLs [sqlite]', () => {
+  test('a bad percent-escape or an over-long path parameter gets the envelope, not a framework error', async () => {
+    const t = await startConsole(lanes()[0]!);
+    try {
+      const token = await t.login();
+      for (const url of ['/api/files/%zz', `/api/users/${'x'.repeat(150)}`, `/trpc/${'x'.repeat(150)}`]) {
+        const res = await t.request('GET', url, { token });
+        assert.equal(res.status, 400, url);
+        assert.equal(res.body.code, 'E4001', url);
+        assert.doesNotMatch(res.text, /FST_/);
+      }
+    } finally {
+      await t.close();
+    }
+  });
+});

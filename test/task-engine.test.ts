@@ -119,7 +119,7 @@ for (const lane of lanes()) {
       const file = await engine.artifacts.find(done.artifact_file_key!);
       assert.equal(file?.content_type, 'text/csv');
       assert.equal(file?.size, 8);
-      assert.equal(await text(engine.artifacts.open(file!)), 'a,b\n1,2\n');
+      assert.equal(await text(await engine.artifacts.open(file!)), 'a,b\n1,2\n');
     });
 
     test('cancel stops a running runner through its signal; cancelling again is a 400', async () => {

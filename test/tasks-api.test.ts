@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { findFile } from '../db/repositories/files.ts';
@@ -12,14 +13,14 @@ for (const lane of lanes()) {
   describe(`tasks, schedules and files over HTTP [${lane.name}]`, () => {
     let t: TestConsole;
     let admin: string;
-    let waiters = 0;
+    let failedRuns = 0;
     before(async () => {
       t = await startConsole(lane);
       admin = await t.login();
       // A runner that waits until cancelled; a runner that fails once.
       t.c.engine.register('api_wait', (ctx) => new Promise((_, reject) => ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason))));
       t.c.engine.register('api_fail', async () => {
-        waiters++;
+        failedRuns++;
         throw new Error('nope');
       });
     });
@@ -81,6 +82,14 @@ for (const lane of lanes()) {
       const file = (await findFile(t.c.db, task.artifact_file_key))!;
       const stale = t.c.services.files.sign(file, Date.now() - 11 * 60_000);
       assert.equal((await t.request('GET', stale.url)).status, 401, 'an expired link is refused');
+      const renewed = await t.request('GET', `${signed.body.data.url}&method=sign`);
+      assert.equal(renewed.status, 401, 'a signed link cannot sign itself again (it would never expire)');
+      assert.equal(renewed.body.code, 'E4011');
+
+      await rm(join(t.c.config.server.file_upload_path, file.path));
+      const gone = await t.request('GET', url, { token: admin });
+      assert.equal(gone.status, 404, 'a file missing from disk is not found, not a broken download');
+      assert.equal(gone.body.code, 'E4041');
     });
 
     test('visibility: others see only their own tasks, not visible answers 404; admins see everything', async () => {
@@ -168,7 +177,9 @@ for (const lane of lanes()) {
 
     test('logs are a paginated list, oldest first', async () => {
       const failed = (await t.c.engine.create({ type: 'api_fail', maxRetries: 1 }))!;
+      const runsBefore = failedRuns;
       await waitStatus(failed.id, 'failed');
+      assert.equal(failedRuns - runsBefore, 2, 'one run and one automatic retry');
       const page1 = await t.request('GET', `/api/tasks/${failed.id}/logs?page_size=1`, { token: admin });
       assert.equal(page1.status, 200);
       assert.equal(page1.body.total, 2);
@@ -271,10 +282,10 @@ for (const lane of lanes()) {
     test('metrics: the task series and HTTP series are exported', async () => {
       const text = (await t.request('GET', '/metrics')).text;
       for (const name of ['task_created_total', 'task_started_total', 'task_completed_total', 'task_queue_overflow_total', 'task_queue_length', 'task_running_gauge', 'task_run_duration_seconds_bucket', 'http_requests_total', 'process_cpu_seconds_total']) {
-        assert.ok(text.includes(name), name);
+        // A sample line, not only the HELP/TYPE lines a metric without samples also has.
+        assert.match(text, new RegExp(`^${name}(\\{[^}]*\\})? \\d`, 'm'), name);
       }
       assert.match(text, /task_completed_total\{type="user_export",category="user",status="success"\} [1-9]/);
-      assert.ok(waiters >= 2);
     });
   });
 }

@@ -48,7 +48,9 @@ for (const lane of lanes()) {
       assert.equal(appCode(await failureOf(api.users.list.query({}))), 'E4011');
       assert.equal(appCode(await failureOf(api.auth.login.mutate({ username: 'admin', password: 'wrong' }))), 'E4011');
 
-      token = (await api.auth.login.mutate({ username: 'admin', password: ADMIN_PASSWORD })).token;
+      const session = await api.auth.login.mutate({ username: 'admin', password: ADMIN_PASSWORD });
+      assert.ok('token' in session);
+      token = session.token;
       const created = await api.users.create.mutate({ username: 'typed1', email: 'typed1@example.test', password: 'password-1' });
       assert.equal(created.username, 'typed1');
       assert.equal((await api.users.get.query({ id: created.id })).email, 'typed1@example.test');

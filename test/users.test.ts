@@ -238,7 +238,7 @@ for (const lane of lanes()) {
       ok(await t.request('GET', '/api/auth/me', { token: manager.token }));
     });
 
-    test("privilege escalation: another user's password or email only by someone holding all their rights", async () => {
+    test("privilege escalation: another user's password, email, status, roles or existence only by someone holding all their rights", async () => {
       const me = ok(await t.request('GET', '/api/auth/me', { token: admin }));
       const manager = await t.userWith(['user:update', 'user:list']);
       const strongRole = await createRole(t, admin, ['user:update', 'user:list', 'user:delete']);
@@ -247,15 +247,23 @@ for (const lane of lanes()) {
       const setPassword = (id: string) => t.request('PUT', `/api/users/${id}/password`, { token: manager.token, body: { password: 'taken-over-1' } });
       const setEmail = (id: string) => t.request('PUT', `/api/users/${id}`, { token: manager.token, body: { email: `${unique()}@attacker.test` } });
 
+      const disable = (id: string) => t.request('PUT', `/api/users/${id}`, { token: manager.token, body: { status: 'disabled' } });
+      const dropRoles = (id: string) => t.request('PUT', `/api/users/${id}`, { token: manager.token, body: { role_ids: [] } });
       for (const target of [me.id, strong.id]) {
         assertError(await setPassword(target), 403, 'E4031');
         assertError(await setEmail(target), 403, 'E4031');
+        assertError(await disable(target), 403, 'E4031');
+        assertError(await dropRoles(target), 403, 'E4031');
       }
+      const deleter = await t.userWith(['user:delete', 'user:list']);
+      assertError(await t.request('DELETE', `/api/users/${strong.id}`, { token: deleter.token }), 403, 'E4031');
+      ok(await t.request('GET', `/api/users/${me.id}`, { token: admin }));
       assertError(await t.request('POST', '/api/auth/login', { body: { username: 'admin', password: 'taken-over-1' } }), 401, 'E4011');
       // Other changes to a stronger user, and any change to a weaker one, stay allowed.
       ok(await t.request('PUT', `/api/users/${strong.id}`, { token: manager.token, body: { full_name: 'Still Strong', email: strong.email } }));
       ok(await setPassword(weak.id));
       ok(await setEmail(weak.id));
+      ok(await disable(weak.id));
       ok(await t.request('PUT', `/api/users/${strong.id}/password`, { token: admin, body: { password: 'admin-reset-1' } }));
     });
 
@@ -264,21 +272,22 @@ for (const lane of lanes()) {
       const adminRole = me.roles[0];
       // Removing one's own admin role is neither self-delete nor self-disable: only the last-admin guard stops it.
       assertError(await t.request('PUT', `/api/users/${me.id}`, { token: admin, body: { role_ids: [] } }), 400, 'E4001');
+      // Anyone else who could reach the last admin is not an admin, and is refused before the last-admin rule.
       const manager = await t.userWith(['user:update', 'user:delete']);
-      assertError(await t.request('DELETE', `/api/users/${me.id}`, { token: manager.token }), 400, 'E4001');
-      assertError(await t.request('PUT', `/api/users/${me.id}`, { token: manager.token, body: { status: 'disabled' } }), 400, 'E4001');
-      assertError(await t.request('PUT', `/api/users/${me.id}`, { token: manager.token, body: { role_ids: [] } }), 400, 'E4001');
+      assertError(await t.request('DELETE', `/api/users/${me.id}`, { token: manager.token }), 403, 'E4031');
+      assertError(await t.request('PUT', `/api/users/${me.id}`, { token: manager.token, body: { status: 'disabled' } }), 403, 'E4031');
+      assertError(await t.request('PUT', `/api/users/${me.id}`, { token: manager.token, body: { role_ids: [] } }), 403, 'E4031');
 
       const second = await createUser(t, admin, { role_ids: [adminRole.id] });
       ok(await t.request('PUT', `/api/users/${second.id}`, { token: admin, body: { status: 'disabled' } }));
       // A disabled admin does not count: `admin` is still the last active one.
-      assertError(await t.request('PUT', `/api/users/${me.id}`, { token: manager.token, body: { status: 'disabled' } }), 400, 'E4001');
+      assertError(await t.request('PUT', `/api/users/${me.id}`, { token: admin, body: { role_ids: [] } }), 400, 'E4001');
       ok(await t.request('PUT', `/api/users/${second.id}`, { token: admin, body: { status: 'active' } }));
       // Two active admins: either may lose the role or be disabled, as long as one stays.
       assert.deepEqual(ok(await t.request('PUT', `/api/users/${second.id}`, { token: admin, body: { role_ids: [] } })).roles, []);
       ok(await t.request('PUT', `/api/users/${second.id}`, { token: admin, body: { role_ids: [adminRole.id] } }));
       ok(await t.request('DELETE', `/api/users/${second.id}`, { token: admin }));
-      assertError(await t.request('DELETE', `/api/users/${me.id}`, { token: manager.token }), 400, 'E4001');
+      assertError(await t.request('PUT', `/api/users/${me.id}`, { token: admin, body: { role_ids: [] } }), 400, 'E4001');
       ok(await t.request('GET', '/api/auth/me', { token: admin }));
     });
 

@@ -1,19 +1,32 @@
 import type { Knex } from 'knex';
 import type { DbOptions } from '../options.ts';
 
+export interface ChangeListenerConnection {
+  notify(payload: string): Promise<void>;
+  close(): Promise<void>;
+}
+
 /** Everything that differs between database engines; nothing outside db/dialects branches on the driver. */
 export interface Dialect {
   readonly name: DbOptions['driver'];
   /** Work before connecting, such as creating the SQLite file's folder. */
   prepare?(options: DbOptions): void;
   knexConfig(options: DbOptions): Knex.Config;
+  /**
+   * Where a generated encryption key may be kept when `global.encrypt_key` is absent: only a single-file
+   * database has a folder no other node shares; undefined means secrets need a configured key.
+   */
+  localKeyFolder?(options: DbOptions): string | undefined;
   /** The value to bind for a timestamp column. */
   toDbTime(date: Date): unknown;
   /** Table options every CREATE TABLE needs (charset and collation on MySQL). */
   tableOptions(table: Knex.CreateTableBuilder, options: DbOptions): void;
   isUniqueViolation(error: unknown): boolean;
-  /** Whether the engine pushes change notifications (PostgreSQL LISTEN/NOTIFY) instead of being polled. */
-  readonly notifies: boolean;
+  /**
+   * Pushed change notifications (PostgreSQL LISTEN/NOTIFY) on a dedicated connection; engines without it are
+   * polled. `onLost` is called once if the connection fails.
+   */
+  listen?(options: DbOptions, knex: Knex, channel: string, onPayload: (payload: string) => void, onLost: (error: Error) => void): Promise<ChangeListenerConnection>;
   /**
    * The database clock, `ms` milliseconds ahead. Leases and run-after times are written and compared on
    * this one clock, so nodes whose clocks disagree still agree on when a lease has run out.

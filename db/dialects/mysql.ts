@@ -2,7 +2,6 @@ import { driverError, type Dialect } from './dialect.ts';
 
 export const mysqlDialect: Dialect = {
   name: 'mysql',
-  notifies: false,
   knexConfig: (o) => ({
     client: 'mysql2',
     connection: {

@@ -2,7 +2,22 @@ import { claimWithReturning, driverError, type Dialect } from './dialect.ts';
 
 export const postgresDialect: Dialect = {
   name: 'postgres',
-  notifies: true,
+  async listen(o, knex, channel, onPayload, onLost) {
+    const { default: pg } = await import('pg');
+    const client = new pg.Client({ host: o.host, port: o.port, user: o.username, password: o.password, database: o.schema });
+    client.on('notification', (n) => {
+      if (n.payload) onPayload(n.payload);
+    });
+    client.once('error', onLost);
+    await client.connect();
+    await client.query(`LISTEN "${channel}"`);
+    return {
+      notify: async (payload) => {
+        await knex.raw('select pg_notify(?, ?)', [channel, payload]);
+      },
+      close: () => client.end().catch(() => {}),
+    };
+  },
   knexConfig: (o) => ({
     client: 'pg',
     connection: { host: o.host, port: o.port, user: o.username, password: o.password, database: o.schema },

@@ -29,10 +29,10 @@ function cachePreparedStatements(conn: PreparingConnection): void {
 
 export const sqliteDialect: Dialect = {
   name: 'sqlite',
-  notifies: false,
   prepare: (o) => {
     if (o.path !== ':memory:') mkdirSync(dirname(o.path), { recursive: true });
   },
+  localKeyFolder: (o) => (o.path === ':memory:' ? undefined : dirname(o.path)),
   knexConfig: (o) => ({
     client: 'better-sqlite3',
     connection: { filename: o.path },

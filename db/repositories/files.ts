@@ -31,9 +31,6 @@ export async function findExpiredFiles(db: Database, before: Date, taskIds: stri
   return ((await q.limit(limit)) as Record<string, unknown>[]).map(fromDb);
 }
 
-export async function findFilesOfTask(db: Database, taskId: string): Promise<FileRow[]> {
-  return ((await db.knex(db.t.files).where('task_id', taskId)) as Record<string, unknown>[]).map(fromDb);
-}
 
 export async function deleteFileRows(db: Database, keys: string[]): Promise<number> {
   return keys.length ? db.knex(db.t.files).whereIn('key', keys).del() : 0;

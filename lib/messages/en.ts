@@ -2,10 +2,6 @@
 // language is one more file of the same shape (see lib/messages/index.ts).
 export const en = {
   'error.bad_request': 'bad request',
-  'error.unauthorized': 'unauthorized',
-  'error.invalid_user': 'invalid user',
-  'error.forbidden': 'permission denied',
-  'error.not_found': 'not found',
   'error.internal': 'internal error',
   'error.unavailable': 'service unavailable',
   'error.too_many_requests': 'too many requests',
@@ -59,8 +55,7 @@ export const en = {
   'user.last_admin': 'the last active administrator cannot be deleted or disabled',
   'user.deleted': 'user deleted',
   'user.unknown_role': 'role_ids: unknown role {id}',
-  'user.bad_status': 'status: must be active or disabled',
-  'user.takeover': "only someone holding all of this user's permissions can change their password or email",
+  'user.takeover': "only someone holding all of this user's permissions can change their password, email or status, or delete them",
 
   'role.not_found': 'role not found',
   'role.name_taken': 'role name already exists',
@@ -72,7 +67,35 @@ export const en = {
   'settings.unknown_key': '{key}: unknown setting',
   'settings.invalid_value': '{key}: {reason}',
 
-  'audit.not_found': 'audit record not found',
+
+  'smtp.tls_and_ssl': 'use_tls and use_ssl cannot both be true: use_tls is STARTTLS, use_ssl is implicit TLS',
+  'smtp.encrypt_key_required': 'global.encrypt_key must be configured to store secrets with this database (every node needs the same key)',
+  'smtp.key_mismatch': 'the stored SMTP password cannot be decrypted with global.encrypt_key: save the SMTP settings again',
+  'smtp.not_configured': 'SMTP is not configured',
+  'smtp.auth_failed': 'the SMTP server refused the username or password',
+  'smtp.recipient_refused': 'the SMTP server refused the sender or recipient address',
+  'smtp.unreachable': 'the SMTP server could not be reached (connection, TLS or timeout failure)',
+  'smtp.send_failed': 'the SMTP server did not accept the message',
+  'smtp.test_sent': 'test email sent',
+
+  'auth.reset_requested': 'if an account with this email exists, a password reset link has been sent to it',
+  'auth.reset_token_invalid': 'token: invalid, expired or already used',
+  'auth.password_reset': 'password changed; log in with the new password',
+  'auth.mfa_code_invalid': 'mfa_code: wrong code',
+  'auth.mfa_token_invalid': 'mfa_token: invalid or expired, log in again',
+
+  'mail.service_name': 'Console',
+  'mail.password_reset.subject': '{service}: reset your password',
+  'mail.password_reset.text':
+    'Hello {username},\n\nSomeone asked to reset the password of your {service} account. Open this link within {minutes} minutes to choose a new password:\n\n{link}\n\nIf it was not you, ignore this email: your password stays as it is.',
+  'mail.mfa_code.subject': '{service}: your login code',
+  'mail.mfa_code.text':
+    'Hello {username},\n\nYour {service} login code is {code}. It is valid for {minutes} minutes and works once.\n\nIf you did not try to log in, change your password: {link}',
+  'mail.welcome.subject': 'Welcome to {service}',
+  'mail.welcome.text': 'Hello {username},\n\nAn account was created for you on {service}. Log in here:\n\n{link}',
+  'mail.account_locked.subject': '{service}: your account is locked',
+  'mail.account_locked.text':
+    'Hello {username},\n\nYour {service} account was locked for {minutes} minutes after repeated failed logins. If this was not you, change your password once it is unlocked:\n\n{link}',
 
   'task.not_found': 'task not found',
   'task.illegal_transition': 'cannot {action} a task that is {status}',

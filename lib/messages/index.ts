@@ -1,4 +1,5 @@
 import { en, type Catalogue, type MessageKey } from './en.ts';
+import { zhCN } from './zh-CN.ts';
 
 export type { MessageKey } from './en.ts';
 export type MessageParams = Record<string, string | number>;
@@ -9,10 +10,12 @@ export function isMessageKey(text: string): text is MessageKey {
   return Object.hasOwn(en, text);
 }
 
-/** Adds a language; the mail-and-languages work registers `zh-CN` through this. */
+/** Adds a language (applications may add their own beside the built-in `en` and `zh-CN`). */
 export function registerCatalogue(locale: string, catalogue: Catalogue): void {
   catalogues[locale] = catalogue;
 }
+
+registerCatalogue('zh-CN', zhCN);
 
 /** Picks the best known locale from an Accept-Language header ("zh" finds "zh-CN"); unknown → en. */
 export function pickLocale(header: string | undefined): string {

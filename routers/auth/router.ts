@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { fieldError } from '../../lib/errors.ts';
 import { translate } from '../../lib/messages/index.ts';
 import { messageOutput } from '../shared/schemas.ts';
 import { authedProcedure, publicProcedure, router } from '../shared/trpc.ts';
@@ -14,13 +15,54 @@ const meSchema = userSchema
   .meta({ id: 'CurrentUser' });
 
 const tokenSchema = z.object({ token: z.string(), expires_at: z.string() });
+const mfaChallenge = z.object({ mfa_required: z.literal(true), mfa_token: z.string() }).meta({ id: 'MfaChallenge' });
 
 export const authRouter = router({
   login: publicProcedure
-    .meta({ openapi: { method: 'POST', path: '/auth/login', tags, summary: 'Log in with username (or email) and password' } })
-    .input(z.object({ username: z.string().min(1).max(255), password: z.string().min(1).max(1024) }))
-    .output(tokenSchema.extend({ user: userSchema }))
-    .mutation(({ ctx, input }) => ctx.services.auth.login(input.username, input.password, ctx.req)),
+    .meta({
+      openapi: {
+        method: 'POST',
+        path: '/auth/login',
+        tags,
+        summary: 'Log in with username (or email) and password; with MFA by email, finish with mfa_token and the mailed mfa_code',
+      },
+    })
+    .input(
+      z.object({
+        username: z.string().min(1).max(255).optional(),
+        password: z.string().min(1).max(1024).optional(),
+        mfa_token: z.string().min(1).max(255).optional(),
+        mfa_code: z.string().min(1).max(32).optional(),
+      }),
+    )
+    .output(z.union([tokenSchema.extend({ user: userSchema }), mfaChallenge]))
+    .mutation(({ ctx, input }) => {
+      if (input.mfa_token !== undefined) {
+        if (input.mfa_code === undefined) throw fieldError('mfa_code', 'validation.required');
+        return ctx.services.auth.completeMfa(input.mfa_token, input.mfa_code, ctx.req);
+      }
+      if (input.username === undefined) throw fieldError('username', 'validation.required');
+      if (input.password === undefined) throw fieldError('password', 'validation.required');
+      return ctx.services.auth.login(input.username, input.password, ctx.req);
+    }),
+
+  requestPasswordReset: publicProcedure
+    .meta({ openapi: { method: 'POST', path: '/auth/password-reset/request', tags, summary: 'Email a password reset link (same answer whether or not the address is known)' } })
+    .input(z.object({ email: z.string().min(1).max(255) }))
+    .output(messageOutput)
+    .mutation(async ({ ctx, input }) => {
+      await ctx.services.passwordReset.request(input.email);
+      return { message: translate('auth.reset_requested', {}, ctx.req.locale) };
+    }),
+
+  confirmPasswordReset: publicProcedure
+    .meta({ openapi: { method: 'POST', path: '/auth/password-reset/confirm', tags, summary: 'Set a new password with the emailed single-use token (ends every session)' } })
+    .input(z.object({ token: z.string().min(1).max(255), password: z.string().min(1).max(128) }))
+    .output(messageOutput)
+    .mutation(async ({ ctx, input }) => {
+      await ctx.services.passwordReset.confirm(input.token, input.password, ctx.req);
+      return { message: translate('auth.password_reset', {}, ctx.req.locale) };
+    }),
 
   me: authedProcedure
     .meta({ openapi: { method: 'GET', path: '/auth/me', tags, summary: 'The current user with roles and permissions' } })

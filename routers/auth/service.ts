@@ -1,22 +1,33 @@
 import { randomUUID } from 'node:crypto';
 import type { Database } from '../../db/database.ts';
 import { insertSession, revokeSession } from '../../db/repositories/sessions.ts';
-import { findUserByLogin, recordLoginFailure, recordLoginSuccess, unlockUser } from '../../db/repositories/users.ts';
+import { consumeUserToken, countTokenAttempt, findUserToken } from '../../db/repositories/user-tokens.ts';
+import { findUserById, findUserByLogin, recordLoginFailure, recordLoginSuccess, unlockUser, type UserWithRoles } from '../../db/repositories/users.ts';
 import { InvalidUserError, UnauthorizedError } from '../../lib/errors.ts';
 import type { AuditWriter } from '../audit/writer.ts';
+import type { Mailer } from '../mail/mailer.ts';
 import type { SettingsService } from '../settings/service.ts';
 import type { Caller, RequestInfo } from '../shared/context.ts';
 import { effectiveStatus, toUserJson, type UserJson } from '../users/schemas.ts';
+import { codeMatches, isLive, issueEmailToken, recipientOf, sha256 } from './email-tokens.ts';
 import { describe, SESSIONS_CHANNEL, USERS_CHANNEL, type IdentityStore } from './identity.ts';
 import type { PasswordHasher } from './password-hash.ts';
 import type { TokenSigner } from './tokens.ts';
 
 const TOUCH_EVERY_MS = 60_000;
+export const MFA_CODE_MINUTES = 5;
+export const MFA_MAX_ATTEMPTS = 5;
 
 export interface LoginResult {
   token: string;
   expires_at: string;
   user: UserJson;
+}
+
+/** The first step of a login with MFA by email: the code went out, the token names this login attempt. */
+export interface MfaChallenge {
+  mfa_required: true;
+  mfa_token: string;
 }
 
 /** Login, logout, refresh, and the per-request check of token, user and session (DESIGN §4). */
@@ -28,13 +39,13 @@ export class AuthService {
     private readonly hasher: PasswordHasher,
     private readonly settings: SettingsService,
     private readonly audit: AuditWriter,
+    private readonly mailer: Mailer,
   ) {}
 
   async authenticate(req: RequestInfo): Promise<Caller> {
     const header = req.authorization;
     if (!header) throw new UnauthorizedError('auth.missing_token');
-    const match = /^Bearer\s+(\S+)$/i.exec(header);
-    const claims = match ? await this.tokens.verify(match[1]!) : undefined;
+    const claims = await this.claimsOf(header);
     if (!claims) throw new UnauthorizedError('auth.invalid_token');
 
     // The user is checked before the session: a deleted, disabled or locked user's token answers E4012
@@ -58,11 +69,23 @@ export class AuthService {
     return { id: identity.user.id, username: identity.user.username, sessionId: session.id, isAdmin: identity.isAdmin, permissions: identity.permissions };
   }
 
-  async login(login: string, password: string, req: RequestInfo): Promise<LoginResult> {
+  private async fail(req: RequestInfo, reason: string, actor: { id: string | null; username: string }): Promise<void> {
+    await this.audit.write({ action: 'login_failed', resource_type: 'session', status: 'failure', actor, req, details: { reason } });
+  }
+
+  /** The user id of a correctly signed, unexpired bearer token (rate limits key on it); nothing else is checked. */
+  async subjectOf(authorization: string | undefined): Promise<string | undefined> {
+    return (await this.claimsOf(authorization))?.sub;
+  }
+
+  private async claimsOf(authorization: string | undefined) {
+    const match = authorization ? /^Bearer\s+(\S+)$/i.exec(authorization) : null;
+    return match ? this.tokens.verify(match[1]!) : undefined;
+  }
+
+  async login(login: string, password: string, req: RequestInfo): Promise<LoginResult | MfaChallenge> {
     const user = await findUserByLogin(this.db, login);
-    const fail = async (reason: string, actor: { id: string | null; username: string }) => {
-      await this.audit.write({ action: 'login_failed', resource_type: 'session', status: 'failure', actor, req, details: { reason } });
-    };
+    const fail = (reason: string, actor: { id: string | null; username: string }) => this.fail(req, reason, actor);
     if (!user) {
       await this.hasher.burn(password);
       await fail('unknown user', { id: null, username: login.slice(0, 64) });
@@ -72,7 +95,10 @@ export class AuthService {
     if (!(await this.hasher.verify(password, user.password_hash))) {
       const lockMinutes = this.settings.get<number>('login_failure_lockout_minutes');
       const lockedNow = await recordLoginFailure(this.db, user.id, this.settings.get<number>('login_failure_attempts'), new Date(Date.now() + lockMinutes * 60_000));
-      if (lockedNow) await this.identities.changed(USERS_CHANNEL);
+      if (lockedNow) {
+        await this.identities.changed(USERS_CHANNEL);
+        this.mailer.send(recipientOf(user), 'account_locked', { minutes: lockMinutes });
+      }
       await fail(lockedNow ? 'wrong password; account locked' : 'wrong password', actor);
       throw new UnauthorizedError('auth.bad_credentials');
     }
@@ -90,6 +116,40 @@ export class AuthService {
       await unlockUser(this.db, user.id);
       await this.identities.changed(USERS_CHANNEL);
     }
+    if (user.mfa_enabled) {
+      const { token, code } = await issueEmailToken(this.db, user.id, 'mfa', MFA_CODE_MINUTES * 60_000, true);
+      // The code goes to the stored address in the language of this login.
+      this.mailer.send(recipientOf({ ...user, locale: req.locale }), 'mfa_code', { code: code!, minutes: MFA_CODE_MINUTES });
+      return { mfa_required: true, mfa_token: token };
+    }
+    return this.openSession(user, req);
+  }
+
+  /**
+   * The second step of an MFA login. Each token allows MFA_MAX_ATTEMPTS codes; the last wrong one, and the
+   * right one, end it.
+   */
+  async completeMfa(mfaToken: string, code: string, req: RequestInfo): Promise<LoginResult> {
+    const row = await findUserToken(this.db, 'mfa', sha256(mfaToken));
+    if (!isLive(row) || !(await countTokenAttempt(this.db, row.id, MFA_MAX_ATTEMPTS))) throw new UnauthorizedError('auth.mfa_token_invalid');
+    const user = await findUserById(this.db, row.user_id);
+    const actor = { id: row.user_id, username: user?.username ?? '' };
+    if (!codeMatches(row, mfaToken, code)) {
+      if (row.attempts + 1 >= MFA_MAX_ATTEMPTS) await consumeUserToken(this.db, row.id);
+      await this.fail(req, 'wrong mfa code', actor);
+      throw new UnauthorizedError('auth.mfa_code_invalid');
+    }
+    if (!(await consumeUserToken(this.db, row.id)) || !user) throw new UnauthorizedError('auth.mfa_token_invalid');
+    const status = effectiveStatus(user);
+    if (status !== 'active') {
+      await this.fail(req, `account ${status}`, actor);
+      throw new UnauthorizedError(status === 'disabled' ? 'auth.account_disabled' : 'auth.account_locked');
+    }
+    return this.openSession(user, req);
+  }
+
+  private async openSession(user: UserWithRoles, req: RequestInfo): Promise<LoginResult> {
+    const actor = { id: user.id, username: user.username };
     await recordLoginSuccess(this.db, user.id, req.locale);
     // last_login_at is shown in user lists and records; every node drops what it cached of users.
     await this.identities.changed(USERS_CHANNEL);

@@ -44,7 +44,7 @@ export class FileService {
     return { url: `${this.rootUrl.replace(/\/$/, '')}/api/files/${encodeURIComponent(file.key)}?${query}`, expires_at: new Date(Number(expires) * 1000).toISOString() };
   }
 
-  open(file: FileRow): Readable {
+  open(file: FileRow): Promise<Readable> {
     return this.artifacts.open(file);
   }
 

@@ -5,16 +5,12 @@ import { BadRequestError, NotFoundError } from '../../lib/errors.ts';
 import type { AuditWriter } from '../audit/writer.ts';
 import { ADMIN_ROLE, ROLES_CHANNEL, type IdentityStore } from '../auth/identity.ts';
 import type { PermissionCatalogue } from '../permissions/catalogue.ts';
-import type { Caller, RequestInfo } from '../shared/context.ts';
-import { FeedCache } from '../shared/feed-cache.ts';
-import { offsetOf, page, type Pagination } from '../shared/schemas.ts';
+import type { Actor } from '../shared/context.ts';
+import { cachedPage, type FeedCache, type PageQuery } from '../shared/feed-cache.ts';
+import { page } from '../shared/schemas.ts';
 import { assertMayGrant } from './guards.ts';
 import { toRoleJson, type RoleJson } from './schemas.ts';
 
-interface Actor {
-  caller: Caller;
-  req: RequestInfo;
-}
 
 /** Roles: names unique, permissions from the catalogue, system roles fixed, roles in use kept. */
 export class RoleService {
@@ -23,17 +19,14 @@ export class RoleService {
     private readonly identities: IdentityStore,
     private readonly catalogue: PermissionCatalogue,
     private readonly audit: AuditWriter,
-    private readonly pages: FeedCache<{ rows: RoleJson[]; total: number }>,
+    private readonly pages: FeedCache<{ rows: RoleWithPermissions[]; total: number }>,
   ) {}
 
-  async list(p: Pagination & { search?: string }) {
-    const key = JSON.stringify([p.current, p.page_size, p.search ?? '']);
-    const { rows, total } = await this.pages.get(key, async () => {
-      const found = await listRoles(this.db, { offset: offsetOf(p), limit: p.page_size, search: p.search });
-      return { rows: found.rows.map(toRoleJson), total: found.total };
-    });
-    return page(rows, total, p);
+  async list(p: PageQuery) {
+    const { rows, total } = await cachedPage(this.pages, p, (q) => listRoles(this.db, q));
+    return page(rows.map(toRoleJson), total, p);
   }
+
 
   async get(id: string): Promise<RoleJson> {
     return toRoleJson(await this.load(id));

@@ -1,12 +1,8 @@
 import type { Scheduler, ScheduleJson } from '../../engine/scheduler.ts';
 import type { TaskJson } from '../../engine/types.ts';
 import type { AuditWriter } from '../audit/writer.ts';
-import type { Caller, RequestInfo } from '../shared/context.ts';
+import type { Actor } from '../shared/context.ts';
 
-interface Actor {
-  caller: Caller;
-  req: RequestInfo;
-}
 
 /** Schedules through the API: listed, toggled and triggered, each change audited. */
 export class ScheduleService {

@@ -7,6 +7,8 @@ export interface RequestInfo {
   locale: string;
   authorization?: string;
   orgId?: string;
+  /** The request's trace id (W3C traceparent or generated), for error answers. */
+  traceId?: string;
 }
 
 /** The authenticated caller, resolved by the `authed` middleware. */
@@ -22,4 +24,10 @@ export interface Context {
   services: Services;
   req: RequestInfo;
   caller?: Caller;
+}
+
+/** Who asks for a change and through which request: what services need for guards and audit records. */
+export interface Actor {
+  caller: Caller;
+  req: RequestInfo;
 }

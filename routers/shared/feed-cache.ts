@@ -1,5 +1,6 @@
 import type { ChangeFeed } from '../../db/change-feed.ts';
 import { LruCache } from '../../lib/lru.ts';
+import { offsetOf, type Pagination } from './schemas.ts';
 
 /**
  * Values loaded from the database (identities, sessions, list pages), bounded by `cache.size` and dropped
@@ -43,4 +44,11 @@ export class FeedCache<T> {
     this.generation++;
     this.entries.clear();
   }
+}
+
+export type PageQuery = Pagination & { search?: string };
+
+/** Rows and total of one page of a list, loaded once per query until the cache's channels change. */
+export function cachedPage<T>(cache: FeedCache<{ rows: T[]; total: number }>, p: PageQuery, load: (q: { offset: number; limit: number; search?: string }) => Promise<{ rows: T[]; total: number }>) {
+  return cache.get(JSON.stringify([p.current, p.page_size, p.search ?? '']), () => load({ offset: offsetOf(p), limit: p.page_size, search: p.search }));
 }

@@ -1,3 +1,4 @@
+import { trace } from '@opentelemetry/api';
 import { initTRPC } from '@trpc/server';
 import { TRPC_ERROR_CODES_BY_KEY } from '@trpc/server/rpc';
 import type { OpenApiMeta } from 'trpc-to-openapi';
@@ -35,18 +36,24 @@ const t = initTRPC
     errorFormatter({ shape, error, ctx }) {
       const body = toErrorBody(error, ctx?.req.locale ?? 'en');
       const key = TRPC_KEY_BY_STATUS[body.status] ?? 'INTERNAL_SERVER_ERROR';
-      return { message: body.err, code: TRPC_ERROR_CODES_BY_KEY[key], data: { code: key, httpStatus: body.status, path: shape.data.path }, appCode: body.code, err: body.err };
+      return { message: body.err, code: TRPC_ERROR_CODES_BY_KEY[key], data: { code: key, httpStatus: body.status, path: shape.data.path }, appCode: body.code, err: body.err, trace_id: ctx?.req.traceId };
     },
   });
 
 export const router = t.router;
-export const createCallerFactory = t.createCallerFactory;
 
 export const publicProcedure = t.procedure.meta({ public: true });
 
+/** The caller of the request; the request's span (if traced) is tagged with the user id. */
+async function authenticate(ctx: Context): Promise<Caller> {
+  const caller = await ctx.services.auth.authenticate(ctx.req);
+  trace.getActiveSpan()?.setAttribute('enduser.id', caller.id);
+  return caller;
+}
+
 /** Any logged-in user (status and session checked). */
 export const authedProcedure = t.procedure.use(async ({ ctx, next }) => {
-  const caller: Caller = await ctx.services.auth.authenticate(ctx.req);
+  const caller = await authenticate(ctx);
   return next({ ctx: { ...ctx, caller } });
 });
 
@@ -54,7 +61,7 @@ export const authedProcedure = t.procedure.use(async ({ ctx, next }) => {
 // options in tRPC, which is measurable on hot list routes.
 function guarded(allowed: (caller: Caller) => boolean, denied: () => Error, permission: string) {
   return t.procedure.meta({ permission }).use(async ({ ctx, next }) => {
-    const caller: Caller = await ctx.services.auth.authenticate(ctx.req);
+    const caller = await authenticate(ctx);
     if (!allowed(caller)) throw denied();
     return next({ ctx: { ...ctx, caller } });
   });

@@ -1,7 +1,7 @@
 import type { TaskEngine } from '../../engine/engine.ts';
 import type { TaskJson } from '../../engine/types.ts';
 import type { AuditWriter } from '../audit/writer.ts';
-import type { Caller, RequestInfo } from '../shared/context.ts';
+import type { Actor } from '../shared/context.ts';
 import { USER_EXPORT_TYPE } from './runner.ts';
 
 /** Starts a user export: a `user_export` task owned by the caller, answered at once. */
@@ -11,8 +11,8 @@ export class UserExportService {
     private readonly audit: AuditWriter,
   ) {}
 
-  async start(input: { search?: string }, { caller, req }: { caller: Caller; req: RequestInfo }): Promise<TaskJson> {
-    const task = (await this.engine.create({ type: USER_EXPORT_TYPE, payload: input, category: 'user', creatorId: caller.id, orgId: req.orgId, maxRetries: 1 }))!;
+  async start(input: { search?: string }, { caller, req }: Actor): Promise<TaskJson> {
+    const task = (await this.engine.create({ type: USER_EXPORT_TYPE, payload: input, category: 'user', creatorId: caller.id, orgId: req.orgId }))!;
     await this.audit.write({ action: 'export', resource_type: 'user', resource_id: task.id, actor: caller, req, details: { task_id: task.id, ...input } });
     return task;
   }

@@ -10,11 +10,12 @@ import { BadRequestError, fieldError, NotFoundError } from '../../lib/errors.ts'
 import type { AuditWriter } from '../audit/writer.ts';
 import { ADMIN_ROLE, SESSIONS_CHANNEL, USERS_CHANNEL, type IdentityStore } from '../auth/identity.ts';
 import type { PasswordHasher } from '../auth/password-hash.ts';
+import type { Mailer } from '../mail/mailer.ts';
 import { assertMayGrant, assertMayTakeOver } from '../roles/guards.ts';
 import type { SettingsService } from '../settings/service.ts';
-import type { Caller, RequestInfo } from '../shared/context.ts';
-import { FeedCache } from '../shared/feed-cache.ts';
-import { offsetOf, page, type Pagination } from '../shared/schemas.ts';
+import type { Actor, Caller } from '../shared/context.ts';
+import { cachedPage, type FeedCache, type PageQuery } from '../shared/feed-cache.ts';
+import { page } from '../shared/schemas.ts';
 import { effectiveStatus, toUserJson, type UserJson } from './schemas.ts';
 
 export interface CreateUser {
@@ -36,10 +37,6 @@ export interface UpdateUser {
   mfa_enabled?: boolean;
 }
 
-interface Actor {
-  caller: Caller;
-  req: RequestInfo;
-}
 
 /** Users: the business rules of DESIGN §4 (uniqueness, guards, soft delete, session revocation). */
 export class UserService {
@@ -50,14 +47,15 @@ export class UserService {
     private readonly settings: SettingsService,
     private readonly audit: AuditWriter,
     private readonly pages: FeedCache<{ rows: UserWithRoles[]; total: number }>,
+    private readonly mailer: Mailer,
   ) {}
 
-  async list(p: Pagination & { search?: string }) {
-    const key = JSON.stringify([p.current, p.page_size, p.search ?? '']);
+  async list(p: PageQuery) {
     // Rows are cached as stored and shown per read: a lock ends by time alone, which no change announces.
-    const { rows, total } = await this.pages.get(key, () => listUsers(this.db, { offset: offsetOf(p), limit: p.page_size, search: p.search }));
+    const { rows, total } = await cachedPage(this.pages, p, (q) => listUsers(this.db, q));
     return page(rows.map(toUserJson), total, p);
   }
+
 
   async get(id: string): Promise<UserJson> {
     return toUserJson(await this.load(id));
@@ -99,12 +97,18 @@ export class UserService {
     await this.identities.changed(USERS_CHANNEL);
     const user = await this.get(id);
     await this.audit.write({ action: 'create', resource_type: 'user', resource_id: id, actor: caller, req, details: { after: user } });
+    if (this.settings.get<boolean>('welcome_email_enabled')) this.mailer.send({ email: user.email, username: user.username, locale: req.locale }, 'welcome', {});
     return user;
   }
 
   async update(id: string, input: UpdateUser, { caller, req }: Actor): Promise<UserJson> {
     const before = await this.load(id);
-    if (input.email !== undefined && input.email !== before.email) assertMayTakeOver(caller, { id, roles: grantedRoles(before.roles) });
+    // Changing who can sign in as this user, or whether they can, takes every right they hold; taking a role
+    // away takes the right to grant it (so only administrators demote administrators).
+    const emailChange = input.email !== undefined && input.email !== before.email;
+    const statusChange = input.status !== undefined && input.status !== effectiveStatus(before);
+    if (emailChange || statusChange) assertMayTakeOver(caller, { id, roles: grantedRoles(before.roles) });
+    if (input.role_ids) assertMayGrant(caller, grantedRoles(before.roles.filter((r) => !input.role_ids!.includes(r.id)) as UserWithRoles['roles']));
     if (input.email !== undefined) await this.checkUnique(undefined, input.email, id);
     const currentRoleIds = before.roles.map((r) => r.id);
     const roleIds = input.role_ids ? await this.checkRoles(input.role_ids, currentRoleIds, caller) : undefined;
@@ -134,6 +138,7 @@ export class UserService {
   async remove(id: string, { caller, req }: Actor): Promise<void> {
     const user = await this.load(id);
     if (id === caller.id) throw new BadRequestError('user.self_delete');
+    assertMayTakeOver(caller, { id, roles: grantedRoles(user.roles) });
     if (!(await softDeleteUser(this.db, id, isActiveAdmin(user) ? ADMIN_ROLE : undefined))) throw new BadRequestError('user.last_admin');
     await this.identities.changed(USERS_CHANNEL);
     await revokeUserSessions(this.db, id);
@@ -173,7 +178,7 @@ export class UserService {
     return user;
   }
 
-  private checkPasswordLength(password: string, field = 'password'): void {
+  checkPasswordLength(password: string, field = 'password'): void {
     const min = this.settings.get<number>('password_min_length');
     if (password.length < min || password.length > 128) throw fieldError(field, 'validation.length_between', { min, max: 128 });
   }

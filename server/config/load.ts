@@ -134,6 +134,9 @@ function fromFile(path: string | undefined, required: boolean): Tree {
   return doc as Tree;
 }
 
+/** Keys whose values a start-up error must not repeat (they end up in terminals and CI logs). */
+const SECRET_KEY = /secret|password|encrypt_key|token/;
+
 function describe(issue: z.core.$ZodIssue, input: Tree): string {
   const path = issue.path.map(String);
   if (issue.code === 'unrecognized_keys') {
@@ -142,7 +145,8 @@ function describe(issue: z.core.$ZodIssue, input: Tree): string {
   }
   let given: unknown = input;
   for (const p of path) given = (given as Tree | undefined)?.[p];
-  const shown = given === undefined || typeof given === 'object' ? '' : ` (got "${String(given)}")`;
+  const secret = SECRET_KEY.test(path[path.length - 1] ?? '');
+  const shown = given === undefined || typeof given === 'object' || secret ? '' : ` (got "${String(given)}")`;
   return `config: ${path.join('.') || '(root)'}: ${allowed(issue)}${shown}`;
 }
 

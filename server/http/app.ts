@@ -9,12 +9,15 @@ import { appRouter } from '../../routers/app-router.ts';
 import type { Context } from '../../routers/shared/context.ts';
 import type { Services } from '../../routers/shared/services.ts';
 import type { ConsoleConfig } from '../config/schema.ts';
+import { traceRequests } from '../tracing/http.ts';
+import type { Tracing } from '../tracing/index.ts';
 import { closeConnectionsWhenDraining } from './draining.ts';
 import { sendError } from './envelope.ts';
 import { registerFileRoutes } from './files.ts';
 import { registerMetrics, type Metrics } from './metrics.ts';
 import { loadOpenApiDocument } from './openapi-document.ts';
 import { requestInfo } from './request-info.ts';
+import { registerRateLimits } from './rate-limit.ts';
 import { registerRestRoutes } from './rest-adapter.ts';
 import { addSecurityHeaders } from './security-headers.ts';
 import { enforceWriteTimeout } from './write-timeout.ts';
@@ -24,10 +27,11 @@ export interface HttpDeps {
   services: Services;
   logger: Logger;
   metrics: Metrics;
+  tracing: Tracing;
   version: string;
 }
 
-export async function buildHttpApp({ config, services, logger, metrics, version }: HttpDeps): Promise<FastifyInstance> {
+export async function buildHttpApp({ config, services, logger, metrics, tracing, version }: HttpDeps): Promise<FastifyInstance> {
   const s = config.server;
   const app = Fastify({
     bodyLimit: s.max_upload_size,
@@ -35,6 +39,8 @@ export async function buildHttpApp({ config, services, logger, metrics, version 
     trustProxy: s.trust_proxy,
     forceCloseConnections: 'idle',
     return503OnClosing: true,
+    // A malformed URL (bad percent-escape) fails before routing; it gets the envelope like every other error.
+    frameworkErrors: (error, request, reply) => sendError(error, request, reply, logger, s.max_upload_size),
   });
   const createContext = (request: FastifyRequest): Context => ({ services, req: requestInfo(request) });
   // At the root, so that fastify's own failures outside /api (a body over the limit on /trpc, an unknown
@@ -42,13 +48,18 @@ export async function buildHttpApp({ config, services, logger, metrics, version 
   app.setErrorHandler((error, request, reply) => sendError(error, request, reply, logger, s.max_upload_size));
   app.setNotFoundHandler((request, reply) => sendError(new NotFoundError('error.route_not_found'), request, reply, logger, s.max_upload_size));
 
+  traceRequests(app, tracing);
   addSecurityHeaders(app);
   closeConnectionsWhenDraining(app);
   registerMetrics(app, metrics, config.metrics.token);
-  enforceWriteTimeout(app, s.write_timeout, (request, reply) => {
-    if (reply.raw.headersSent) reply.raw.destroy();
-    else sendError(new UnavailableError('error.request_timeout'), request, reply, logger, s.max_upload_size);
-  });
+  if (config.rate_limit.enabled) {
+    registerRateLimits(app, {
+      loginPerMinute: config.rate_limit.login_per_minute,
+      globalPerMinute: config.rate_limit.global_per_minute,
+      subjectOf: (authorization) => services.auth.subjectOf(authorization),
+    });
+  }
+  enforceWriteTimeout(app, s.write_timeout, (request, reply) => sendError(new UnavailableError('error.request_timeout'), request, reply, logger, s.max_upload_size));
   await app.register(cors, {
     origin: s.cors_origins.includes('*') ? '*' : s.cors_origins,
     allowedHeaders: ['Authorization', 'Content-Type', 'Accept-Language', 'X-Scope-OrgID'],
@@ -57,7 +68,7 @@ export async function buildHttpApp({ config, services, logger, metrics, version 
   });
   if (logger.isLevelEnabled('debug')) {
     app.addHook('onResponse', (request, reply, done) => {
-      logger.debug({ method: request.method, url: request.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request');
+      logger.debug({ method: request.method, url: request.routeOptions.url ?? request.url.split('?')[0], status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request');
       done();
     });
   }

@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import { AppError, BadRequestError, InternalError, NotFoundError } from '../../lib/errors.ts';
 import { pickLocale } from '../../lib/messages/index.ts';
 import { toErrorBody } from '../../routers/shared/error-body.ts';
+import { traceIdOf } from '../tracing/http.ts';
 
 /** Fastify's own failures (parsing, limits) expressed as the service's errors. */
 function fromFastify(error: FastifyError, bodyLimit: number): unknown {
@@ -27,9 +28,10 @@ export function sendError(error: unknown, request: FastifyRequest, reply: Fastif
   const mapped = fromFastify(error as FastifyError, bodyLimit);
   const locale = pickLocale(request.headers['accept-language'] as string | undefined);
   const body = toErrorBody(mapped, locale);
+  const traceId = traceIdOf(request);
   if (body.status >= 500) {
     const cause = mapped instanceof InternalError ? mapped : (error as { cause?: unknown }).cause ?? error;
-    logger.error({ err: cause, method: request.method, url: request.routeOptions.url ?? request.url }, 'request failed');
+    logger.error({ err: cause, method: request.method, url: request.routeOptions.url ?? request.url, trace_id: traceId }, 'request failed');
   }
-  return reply.code(body.status).type('application/json').send({ code: body.code, err: body.err });
+  return reply.code(body.status).type('application/json').send({ code: body.code, err: body.err, trace_id: traceId });
 }

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { fieldError } from '../../lib/errors.ts';
+import { fieldError, UnauthorizedError } from '../../lib/errors.ts';
 import type { Services } from '../../routers/shared/services.ts';
 import { requestInfo } from './request-info.ts';
 
@@ -33,13 +33,18 @@ export function registerFileRoutes(api: FastifyInstance, services: Services): vo
     const file = signed
       ? await files.forSignature(fileKey, q.expires ?? '', q.signature ?? '')
       : await files.forCaller(await services.auth.authenticate(requestInfo(request)), fileKey);
-    if (q.method === 'sign') return { code: '0', data: files.sign(file) };
+    // Signing needs a token: a signed link that could sign itself again would never expire.
+    if (q.method === 'sign') {
+      if (signed) throw new UnauthorizedError('auth.missing_token');
+      return { code: '0', data: files.sign(file) };
+    }
+    const content = await files.open(file);
     return reply
       .header('content-type', file.content_type)
       .header('content-length', String(file.size))
       .header('content-disposition', contentDisposition(file.name))
       .header('cache-control', 'private, no-store')
-      .send(files.open(file));
+      .send(content);
   });
 }
 

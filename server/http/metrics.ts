@@ -1,3 +1,4 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
 
@@ -15,10 +16,17 @@ export function createMetrics() {
       buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
       registers: [registry],
     }),
+    mailSent: new Counter({ name: 'mail_sent_total', help: 'System emails by template and result (sent, failed)', labelNames: ['template', 'result'], registers: [registry] }),
     auditWriteFailures: new Counter({ name: 'audit_write_failures_total', help: 'Audit records that could not be written', registers: [registry] }),
   };
 }
 export type Metrics = ReturnType<typeof createMetrics>;
+
+/** Compares in constant time (digests, so lengths do not show either). */
+function sameSecret(given: string, expected: string): boolean {
+  const digest = (v: string) => createHash('sha256').update(v).digest();
+  return timingSafeEqual(digest(given), digest(expected));
+}
 
 /** Counts and times every request by its route template, and serves `/metrics` (behind `metrics.token` when set). */
 export function registerMetrics(app: FastifyInstance, metrics: Metrics, token: string): void {
@@ -39,7 +47,7 @@ export function registerMetrics(app: FastifyInstance, metrics: Metrics, token: s
     done();
   });
   app.get('/metrics', async (request, reply) => {
-    if (token && request.headers.authorization !== `Bearer ${token}`) return reply.code(401).type('text/plain').send('unauthorized\n');
+    if (token && !sameSecret(request.headers.authorization ?? '', `Bearer ${token}`)) return reply.code(401).type('text/plain').send('unauthorized\n');
     return reply.type(metrics.registry.contentType).send(await metrics.registry.metrics());
   });
 }

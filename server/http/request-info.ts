@@ -1,5 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import { pickLocale } from '../../lib/messages/index.ts';
+import { traceIdOf } from '../tracing/http.ts';
 import type { RequestInfo } from '../../routers/shared/context.ts';
 
 /** What procedures may know of the HTTP request; `request.ip` honours `server.trust_proxy`. */
@@ -10,5 +11,6 @@ export function requestInfo(request: FastifyRequest): RequestInfo {
     userAgent: typeof h['user-agent'] === 'string' ? h['user-agent'] : '',
     locale: pickLocale(typeof h['accept-language'] === 'string' ? h['accept-language'] : undefined),
     authorization: typeof h.authorization === 'string' ? h.authorization : undefined,
+    traceId: traceIdOf(request),
   };
 }

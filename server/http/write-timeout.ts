@@ -1,8 +1,9 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 
 /**
- * Calls `onTimeout` for requests still unanswered after `timeoutMs` (`server.write_timeout`). One sweeper
- * timer serves every request: requests start in order, so the oldest sit at the front of the map.
+ * Calls `onTimeout` for requests whose answer has not started after `timeoutMs` (`server.write_timeout`). An
+ * answer already streaming (a large download to a slow client) is left to finish. One sweeper timer serves
+ * every request: requests start in order, so the oldest sit at the front of the map.
  */
 export function enforceWriteTimeout(app: FastifyInstance, timeoutMs: number, onTimeout: (request: FastifyRequest, reply: FastifyReply) => void): void {
   if (timeoutMs <= 0) return;
@@ -12,7 +13,7 @@ export function enforceWriteTimeout(app: FastifyInstance, timeoutMs: number, onT
     for (const [request, entry] of inFlight) {
       if (entry.deadline > now) break;
       inFlight.delete(request);
-      if (!entry.reply.sent) onTimeout(request, entry.reply);
+      if (!entry.reply.sent && !entry.reply.raw.headersSent) onTimeout(request, entry.reply);
     }
   }, Math.max(10, Math.min(1000, timeoutMs / 4)));
   sweep.unref();

@@ -2,13 +2,13 @@
 # Throwaway test services for CI and local runs: PostgreSQL on 127.0.0.1:55432 and MariaDB on
 # 127.0.0.1:53306, each with databases app and app2 and user app/app. Data, sockets and logs live in
 # $RUN (default /tmp/console-ci-services). Runs as root without systemd. Also installs Chromium for
-# browser tests. Usage: tools/ci/services.sh start|stop|env
+# browser tests and Prometheus for the metrics scrape test (which starts its own server). Usage: tools/ci/services.sh start|stop|env
 set -euo pipefail
 
 RUN=${RUN:-/tmp/console-ci-services}
 PG_PORT=55432
 MY_PORT=53306
-PACKAGES=(postgresql mariadb-server chromium)
+PACKAGES=(postgresql mariadb-server chromium prometheus)
 
 log() { echo "services: $*" >&2; }
 

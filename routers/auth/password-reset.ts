@@ -1,0 +1,42 @@
+import type { Database } from '../../db/database.ts';
+import { consumeUserToken, findUserToken, revokeUserTokens } from '../../db/repositories/user-tokens.ts';
+import { findUserById, findUserByLogin } from '../../db/repositories/users.ts';
+import { BadRequestError } from '../../lib/errors.ts';
+import type { Mailer } from '../mail/mailer.ts';
+import type { RequestInfo } from '../shared/context.ts';
+import { effectiveStatus } from '../users/schemas.ts';
+import type { UserService } from '../users/service.ts';
+import { isLive, issueEmailToken, recipientOf, sha256 } from './email-tokens.ts';
+
+export const RESET_TTL_MINUTES = 30;
+
+/** Password reset by email (DESIGN §5): a single-use link valid for RESET_TTL_MINUTES. */
+export class PasswordResetService {
+  constructor(
+    private readonly db: Database,
+    private readonly users: UserService,
+    private readonly mailer: Mailer,
+  ) {}
+
+  /** Answers the same whether or not the address belongs to anyone; the mail goes out in the background. */
+  async request(email: string): Promise<void> {
+    // findUserByLogin also matches usernames; this route takes addresses only.
+    const user = email.includes('@') ? await findUserByLogin(this.db, email) : undefined;
+    if (!user || effectiveStatus(user) === 'disabled') return;
+    // The newest link is the only one that works.
+    await revokeUserTokens(this.db, user.id, 'password_reset');
+    const { token } = await issueEmailToken(this.db, user.id, 'password_reset', RESET_TTL_MINUTES * 60_000);
+    this.mailer.send(recipientOf(user), 'password_reset', { path: `/reset-password?token=${encodeURIComponent(token)}`, minutes: RESET_TTL_MINUTES });
+  }
+
+  async confirm(token: string, password: string, req: RequestInfo): Promise<void> {
+    const row = await findUserToken(this.db, 'password_reset', sha256(token));
+    if (!isLive(row)) throw new BadRequestError('auth.reset_token_invalid');
+    // A password the rules refuse leaves the link usable.
+    this.users.checkPasswordLength(password);
+    const user = await findUserById(this.db, row.user_id);
+    if (!user || !(await consumeUserToken(this.db, row.id))) throw new BadRequestError('auth.reset_token_invalid');
+    const self = { id: user.id, username: user.username, sessionId: '', isAdmin: false, permissions: new Set<string>() };
+    await this.users.setPassword(user.id, password, 'password_reset', { caller: self, req });
+  }
+}
