@@ -4,7 +4,6 @@ import type { ConsoleConfig } from './config/schema.ts';
 /** Maps the `database.*` keys onto db/'s plain options. */
 export function databaseOptions(config: ConsoleConfig): DbOptions {
   const d = config.database;
-  if (d.driver === 'clickhouse') throw new Error('config: database.driver: clickhouse is not supported yet; use sqlite, postgres or mysql');
   return {
     driver: d.driver,
     tablePrefix: d.table_prefix,

@@ -274,6 +274,10 @@ describe('config: mistakes are one line naming the key', () => {
     assert.match(failure({ env: { DATABASE_MAX_OPEN_CONNECTIONS: 'seven' } }), /database\.max_open_connections.*whole number/);
   });
 
+  test('database.driver clickhouse is refused in one line until its driver exists', () => {
+    assert.match(failure({ env: { DATABASE_DRIVER: 'clickhouse' } }), /^config: database\.driver: clickhouse is not available in this version/);
+  });
+
   test('a refused secret is named but never repeated', () => {
     const jwt = failure({ env: { JWT_SECRET: 'hunter2-short' } });
     assert.match(jwt, /^config: jwt\.secret: /);

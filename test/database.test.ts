@@ -5,18 +5,13 @@ import type { Knex } from 'knex';
 import type { Database } from '../db/database.ts';
 import { migrations } from '../db/migrations/index.ts';
 import { tableNames } from '../db/tables.ts';
-import { captureLogs, lanes, startConsole, type Lane } from './support/harness.ts';
+import pino from 'pino';
+import { createConsole } from '../index.ts';
+import { captureLogs, lanes, startConsole, testConfig, type Lane } from './support/harness.ts';
 
 /** Every table in the database (SQLite file, PostgreSQL `public` schema, MySQL schema) whose name matches `like`. */
 async function tables(db: Database, like = '%'): Promise<string[]> {
-  const { knex, dialect } = db;
-  const rows: { name: string }[] =
-    dialect.name === 'sqlite'
-      ? await knex.raw(`select name from sqlite_master where type = 'table' and name not like 'sqlite_%' and name like ?`, [like])
-      : dialect.name === 'postgres'
-        ? (await knex.raw(`select tablename as name from pg_tables where schemaname = 'public' and tablename like ?`, [like])).rows
-        : (await knex.raw(`select table_name as name from information_schema.tables where table_schema = database() and table_name like ?`, [like]))[0];
-  return rows.map((r) => r.name).sort();
+  return (await db.dialect.listTables(db.knex, like)).sort();
 }
 
 /** A fresh, distinctive prefix on the lane's database (SQLite: a fresh file). */
@@ -181,14 +176,12 @@ for (const lane of lanes()) {
 
 describe('failed start', () => {
   test('closes what it opened: no database pool, change feed or timer is left behind', async () => {
-    const { createConsole } = await import('../index.ts');
-    const { testConfig } = await import('./support/harness.ts');
-    const pino = (await import('pino')).default;
     const before = process.getActiveResourcesInfo().length;
     // The GeoIP database is opened after the database and the change feed, so this start fails half-way.
     const config = testConfig(lanes()[0]!, { server: { geoip_db_path: '/nonexistent/geo.mmdb' } });
     await assert.rejects(createConsole({ config, env: {}, logger: pino({ level: 'silent' }) }), /server\.geoip_db_path: cannot open/);
     await new Promise((r) => setImmediate(r));
-    assert.equal(process.getActiveResourcesInfo().length, before);
+    // Earlier suites' connections may still be closing (the count can fall); a leak is any handle added.
+    assert.ok(process.getActiveResourcesInfo().length <= before, process.getActiveResourcesInfo().join(', '));
   });
 });

@@ -1,7 +1,10 @@
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import { after, before, describe, test } from 'node:test';
+import { TRPCError } from '@trpc/server';
 import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import { toErrorBody } from '../routers/shared/error-body.ts';
 import { lanes, startConsole, type Reply, type TestConsole } from './support/harness.ts';
 
 /**
@@ -292,9 +295,6 @@ for (const lane of lanes()) {
 
 describe('output validation', () => {
   test('a procedure answering outside its output schema is a 500 without details, not a 400', async () => {
-    const { toErrorBody } = await import('../routers/shared/error-body.ts');
-    const { TRPCError } = await import('@trpc/server');
-    const { z } = await import('zod');
     const zodError = z.object({ id: z.uuid() }).safeParse({ id: 'x' }).error!;
     const output = toErrorBody(new TRPCError({ code: 'INTERNAL_SERVER_ERROR', message: 'Output validation failed', cause: zodError }), 'en');
     assert.deepEqual(output, { status: 500, code: 'E5001', err: 'internal error' });

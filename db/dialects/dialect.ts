@@ -43,6 +43,10 @@ export interface Dialect {
    * claim, and the claim costs grow with the backlog.
    */
   refreshStatistics(knex: Knex, table: string): Promise<void>;
+  /** Tables of this database whose names match the LIKE pattern (tooling and tests). */
+  listTables(knex: Knex, like: string): Promise<string[]>;
+  /** Drops the tables whatever foreign keys join them (tooling and tests). */
+  dropTables(knex: Knex, names: string[]): Promise<void>;
 }
 
 export interface ClaimSpec {

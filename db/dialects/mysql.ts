@@ -27,6 +27,15 @@ export const mysqlDialect: Dialect = {
   toDbTime: (d) => d,
   clock: (knex, ms = 0) => knex.raw('utc_timestamp(3) + interval ? microsecond', [Math.round(ms * 1000)]),
   refreshStatistics: async (knex, table) => void (await knex.raw('analyze table ??', [table])),
+  listTables: async (knex, like) =>
+    ((await knex.raw(`select table_name as name from information_schema.tables where table_schema = database() and table_name like ?`, [like]))[0] as { name: string }[]).map((r) => r.name),
+  // foreign_key_checks is per connection: the transaction keeps the drops on the one that turned it off.
+  dropTables: (knex, names) =>
+    knex.transaction(async (trx) => {
+      await trx.raw('set foreign_key_checks = 0');
+      for (const name of names) await trx.schema.dropTableIfExists(name);
+      await trx.raw('set foreign_key_checks = 1');
+    }),
   // No UPDATE ... RETURNING, and no update through a sub-select of the same table: lock, update, read back.
   claim: (knex, spec) =>
     knex.transaction(async (trx) => {

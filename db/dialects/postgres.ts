@@ -28,6 +28,12 @@ export const postgresDialect: Dialect = {
   clock: (knex, ms = 0) => knex.raw(`clock_timestamp() + cast(? as double precision) * interval '1 millisecond'`, [ms]),
   claim: (knex, spec) => claimWithReturning(knex, spec, true),
   refreshStatistics: async (knex, table) => void (await knex.raw('analyze ??', [table])),
+  listTables: async (knex, like) =>
+    ((await knex.raw(`select tablename as name from pg_tables where schemaname = 'public' and tablename like ?`, [like])).rows as { name: string }[]).map((r) => r.name),
+  // One statement with cascade, so foreign keys between the tables cannot make the order matter.
+  dropTables: async (knex, names) => {
+    if (names.length) await knex.raw(`drop table if exists ${names.map(() => '??').join(', ')} cascade`, names);
+  },
   tableOptions: () => {},
   isUniqueViolation: (e) => driverError(e)?.code === '23505',
 };

@@ -58,6 +58,14 @@ export const sqliteDialect: Dialect = {
   claim: (knex, spec) => claimWithReturning(knex, spec, false),
   // SQLite plans the claim through its index whatever the statistics say.
   refreshStatistics: async () => {},
+  listTables: async (knex, like) =>
+    ((await knex.raw(`select name from sqlite_master where type = 'table' and name not like 'sqlite_%' and name like ?`, [like])) as { name: string }[]).map((r) => r.name),
+  // The single connection makes the pragma hold for the drops.
+  dropTables: async (knex, names) => {
+    await knex.raw('pragma foreign_keys = off');
+    for (const name of names) await knex.schema.dropTableIfExists(name);
+    await knex.raw('pragma foreign_keys = on');
+  },
   tableOptions: () => {},
   isUniqueViolation: (e) => {
     const code = driverError(e)?.code;

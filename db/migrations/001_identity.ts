@@ -1,9 +1,9 @@
 import type { Knex } from 'knex';
-import type { Migration } from './migration.ts';
+import { TIME, type Migration } from './migration.ts';
 
 const timestamps = (t: Knex.CreateTableBuilder) => {
-  t.datetime('created_at', { precision: 3 }).notNullable();
-  t.datetime('updated_at', { precision: 3 }).notNullable();
+  t.datetime('created_at', TIME).notNullable();
+  t.datetime('updated_at', TIME).notNullable();
 };
 
 export const identity: Migration = {
@@ -24,11 +24,11 @@ export const identity: Migration = {
       table.boolean('mfa_enabled').notNullable().defaultTo(false);
       table.string('locale', 16).notNullable().defaultTo('en');
       table.integer('failed_attempts').notNullable().defaultTo(0);
-      table.datetime('locked_until', { precision: 3 }).nullable();
-      table.datetime('last_login_at', { precision: 3 }).nullable();
-      table.datetime('password_changed_at', { precision: 3 }).nullable();
+      table.datetime('locked_until', TIME).nullable();
+      table.datetime('last_login_at', TIME).nullable();
+      table.datetime('password_changed_at', TIME).nullable();
       timestamps(table);
-      table.datetime('deleted_at', { precision: 3 }).nullable();
+      table.datetime('deleted_at', TIME).nullable();
       table.index(['deleted_at', 'created_at']);
     });
     await createTable(t.roles, (table) => {
@@ -54,26 +54,26 @@ export const identity: Migration = {
       table.uuid('user_id').notNullable().references('id').inTable(t.users).onDelete('CASCADE');
       table.string('ip', 64).notNullable().defaultTo('');
       table.string('user_agent', 512).notNullable().defaultTo('');
-      table.datetime('created_at', { precision: 3 }).notNullable();
-      table.datetime('last_seen_at', { precision: 3 }).notNullable();
-      table.datetime('expires_at', { precision: 3 }).notNullable();
-      table.datetime('revoked_at', { precision: 3 }).nullable();
+      table.datetime('created_at', TIME).notNullable();
+      table.datetime('last_seen_at', TIME).notNullable();
+      table.datetime('expires_at', TIME).notNullable();
+      table.datetime('revoked_at', TIME).nullable();
       table.index(['user_id']);
       table.index(['expires_at']);
     });
     await createTable(t.settings, (table) => {
       table.string('key', 128).primary();
       table.text('value').notNullable();
-      table.datetime('updated_at', { precision: 3 }).notNullable();
+      table.datetime('updated_at', TIME).notNullable();
     });
     await createTable(t.secrets, (table) => {
       table.string('name', 64).primary();
       table.text('value').notNullable();
-      table.datetime('created_at', { precision: 3 }).notNullable();
+      table.datetime('created_at', TIME).notNullable();
     });
     await createTable(t.auditLogs, (table) => {
       table.uuid('id').primary();
-      table.datetime('created_at', { precision: 3 }).notNullable();
+      table.datetime('created_at', TIME).notNullable();
       table.uuid('user_id').nullable();
       table.string('username', 64).notNullable().defaultTo('');
       table.string('action', 32).notNullable();

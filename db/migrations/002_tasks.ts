@@ -1,6 +1,4 @@
-import type { Migration } from './migration.ts';
-
-const time = { precision: 3 } as const;
+import { TIME, type Migration } from './migration.ts';
 
 export const tasks: Migration = {
   name: '002_tasks',
@@ -28,15 +26,15 @@ export const tasks: Migration = {
       // Claim bookkeeping: which node runs it, which claim (fences late writes of a node that lost the lease).
       table.string('worker_id', 128).nullable();
       table.string('claim_id', 36).nullable();
-      table.datetime('lease_expires_at', time).nullable();
+      table.datetime('lease_expires_at', TIME).nullable();
       table.boolean('cancel_requested').notNullable().defaultTo(false);
       // Not claimable before this (database clock): creation time, or the end of a retry backoff.
-      table.datetime('run_after', time).notNullable();
-      table.datetime('created_at', time).notNullable();
-      table.datetime('updated_at', time).notNullable();
-      table.datetime('started_at', time).nullable();
-      table.datetime('finished_at', time).nullable();
-      table.datetime('deleted_at', time).nullable();
+      table.datetime('run_after', TIME).notNullable();
+      table.datetime('created_at', TIME).notNullable();
+      table.datetime('updated_at', TIME).notNullable();
+      table.datetime('started_at', TIME).nullable();
+      table.datetime('finished_at', TIME).nullable();
+      table.datetime('deleted_at', TIME).nullable();
       // Every index costs on each of a task's status changes, so only what a frequent query needs: claims
       // (pending, oldest first) and the reaper (running) share the first; lists use the next two. The daily
       // retention cleanup scans.
@@ -50,7 +48,7 @@ export const tasks: Migration = {
       table.uuid('task_id').notNullable();
       table.string('level', 8).notNullable();
       table.text('message').notNullable();
-      table.datetime('created_at', time).notNullable();
+      table.datetime('created_at', TIME).notNullable();
       table.index(['task_id', 'created_at']);
       table.index(['created_at']);
     });
@@ -63,7 +61,7 @@ export const tasks: Migration = {
       table.bigInteger('size').notNullable();
       // Relative to server.file_upload_path, so the folder can move (or be mounted elsewhere on another node).
       table.string('path', 1024).notNullable();
-      table.datetime('created_at', time).notNullable();
+      table.datetime('created_at', TIME).notNullable();
       table.index(['task_id']);
       table.index(['created_at']);
     });
@@ -71,9 +69,9 @@ export const tasks: Migration = {
       // Definitions live in code; only what changes at run time is stored.
       table.string('id', 64).primary();
       table.boolean('enabled').notNullable();
-      table.datetime('last_run', time).nullable();
-      table.datetime('next_run', time).nullable();
-      table.datetime('updated_at', time).notNullable();
+      table.datetime('last_run', TIME).nullable();
+      table.datetime('next_run', TIME).nullable();
+      table.datetime('updated_at', TIME).notNullable();
     });
   },
 };

@@ -1,6 +1,4 @@
-import type { Migration } from './migration.ts';
-
-const time = { precision: 3 } as const;
+import { TIME, type Migration } from './migration.ts';
 
 /** Single-use, expiring credentials sent by email: password reset links and MFA login codes. */
 export const userTokens: Migration = {
@@ -14,9 +12,9 @@ export const userTokens: Migration = {
       table.string('token_hash', 64).notNullable().unique();
       table.string('code_hash', 64).nullable();
       table.integer('attempts').notNullable().defaultTo(0);
-      table.datetime('created_at', time).notNullable();
-      table.datetime('expires_at', time).notNullable();
-      table.datetime('used_at', time).nullable();
+      table.datetime('created_at', TIME).notNullable();
+      table.datetime('expires_at', TIME).notNullable();
+      table.datetime('used_at', TIME).nullable();
       table.index(['expires_at']);
     });
   },

@@ -15,3 +15,6 @@ export interface Migration {
   name: string;
   up(knex: Knex, ctx: MigrationContext): Promise<void>;
 }
+
+/** Millisecond timestamps in every table (datetime(3) / timestamptz(3)). */
+export const TIME = { precision: 3 } as const;

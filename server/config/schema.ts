@@ -149,7 +149,15 @@ export const configSchema = z
       .prefault({}),
     database: z
       .object({
-        driver: z.enum(DRIVERS).default('sqlite'),
+        driver: z
+          .enum(DRIVERS)
+          .default('sqlite')
+          .transform((driver, ctx) => {
+            // SPEC names clickhouse; this version has no driver for it, which a start must say in one line.
+            if (driver !== 'clickhouse') return driver;
+            ctx.addIssue({ code: 'custom', message: 'clickhouse is not available in this version; use sqlite, postgres or mysql' });
+            return z.NEVER;
+          }),
         table_prefix: z
           .string()
           .regex(/^[A-Za-z0-9_]*$/, 'must be letters, digits and _')

@@ -89,17 +89,9 @@ export interface TestConsole {
 /** Drops every table with this console's prefix, so shared PostgreSQL/MariaDB servers stay clean. */
 export async function dropOwnTables(c: Pick<Console, 'db'>): Promise<void> {
   const { knex, options, dialect } = c.db;
+  // A SQLite test database is a file of its own, removed with its folder.
   if (dialect.name === 'sqlite') return;
-  const prefix = options.tablePrefix;
-  const rows =
-    dialect.name === 'postgres'
-      ? ((await knex.raw(`select tablename as name from pg_tables where schemaname = 'public' and tablename like ?`, [`${prefix}%`])).rows as { name: string }[])
-      : ((await knex.raw(`select table_name as name from information_schema.tables where table_schema = database() and table_name like ?`, [`${prefix}%`]))[0] as { name: string }[]);
-  if (!rows.length) return;
-  // One statement, so foreign keys between the tables cannot make a drop fail on order (pg_tables has none).
-  if (dialect.name === 'postgres') return void (await knex.raw(`drop table if exists ${rows.map(() => '??').join(', ')} cascade`, rows.map((r) => r.name)));
-  await knex.raw('set foreign_key_checks = 0');
-  for (const { name } of rows) await knex.schema.dropTableIfExists(name).catch(() => {});
+  await dialect.dropTables(knex, await dialect.listTables(knex, `${options.tablePrefix}%`));
 }
 
 /** A pino logger whose JSON lines are collected, for tests that check what is (and is not) logged. */
