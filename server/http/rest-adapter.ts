@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { BadRequestError } from '../../lib/errors.ts';
 import type { Context } from '../../routers/shared/context.ts';
 import type { Meta } from '../../routers/shared/trpc.ts';
+import { runProcedure } from './run-procedure.ts';
 
 interface Route {
   path: string;
@@ -110,7 +111,7 @@ export function registerRestRoutes(app: FastifyInstance, router: AnyTRPCRouter, 
           ? { ...queryInput(request.query as Record<string, unknown>, route.numeric), ...params }
           : { ...bodyInput(request.body), ...params };
         // The procedure is called as tRPC's own caller would, minus the per-request proxy it builds.
-        const output = await route.procedure({ ctx: createContext(request), path: route.path, type: route.procedure._def.type, getRawInput: async () => input, signal: undefined, batchIndex: 0 });
+        const output = await runProcedure(route.procedure, { ctx: createContext(request), path: route.path, type: route.procedure._def.type, getRawInput: async () => input, signal: undefined, batchIndex: 0 });
         reply.code(route.meta.successStatus ?? 200);
         return route.meta.list ? { code: '0', ...(output as object) } : { code: '0', data: output };
       },
