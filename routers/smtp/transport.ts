@@ -1,6 +1,5 @@
 import { isIP } from 'node:net';
 import type { ConnectionOptions } from 'node:tls';
-import nodemailer from 'nodemailer';
 import { BadRequestError, UnavailableError, type AppError } from '../../lib/errors.ts';
 import type { SmtpSettings } from './schemas.ts';
 
@@ -16,6 +15,8 @@ const TIMEOUT_MS = 10_000;
 
 /** Sends one message with these settings: `use_ssl` implicit TLS, `use_tls` STARTTLS (required), else plain. */
 export async function sendMail(settings: SmtpSettings, password: string, mail: OutgoingMail, tls: ConnectionOptions = {}): Promise<void> {
+  // Loaded on the first send: most installs send rarely or never, and the module costs megabytes of idle memory.
+  const { default: nodemailer } = await import('nodemailer');
   const transport = nodemailer.createTransport({
     host: settings.host,
     port: settings.port,
