@@ -76,10 +76,7 @@ export async function startChangeFeed(db: Database, logger: DbLogger, pollInterv
 
   return {
     async publish(channel) {
-      await knex(t.changes)
-        .insert({ channel, version: 1 })
-        .onConflict('channel')
-        .merge({ version: knex.raw('??.?? + 1', [t.changes, 'version']) });
+      await db.upsert({ table: t.changes, rows: [{ channel, version: 1 }], key: ['channel'], merge: { version: knex.raw('??.?? + 1', [t.changes, 'version']) } });
       emit(channel);
       await listener?.notify(channel);
     },

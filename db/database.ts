@@ -1,5 +1,6 @@
 import knexFactory, { type Knex } from 'knex';
-import { dialectFor, type Dialect } from './dialects/index.ts';
+import { KeyedLock } from '../lib/keyed-lock.ts';
+import { dialectFor, type Dialect, type UpsertSpec } from './dialects/index.ts';
 import { migrateLatest, migrationsDone } from './migrate.ts';
 import { defineModels, type Models } from './models.ts';
 import type { DbLogger, DbOptions, QueryTracer } from './options.ts';
@@ -11,6 +12,18 @@ export interface Database {
   readonly t: TableNames;
   readonly options: DbOptions;
   readonly models: Models;
+  /**
+   * Runs `fn` while this process holds the keys (`users.username:bob`): a check-then-write of a unique
+   * value, or a read-modify-write, under a key runs one at a time. On engines with unique indexes and row
+   * locks those stay authoritative (several nodes); on ClickHouse this lock is all there is (one process).
+   * Not re-entrant: never ask for a key already held.
+   */
+  withLock<T>(keys: string | readonly string[], fn: () => Promise<T>): Promise<T>;
+  /**
+   * `dialect.upsert` holding each row's key, so engines without unique keys stay correct in this process;
+   * inside a transaction, pass it as `on`.
+   */
+  upsert(spec: UpsertSpec, on?: Knex): Promise<void>;
   migrate(): Promise<void>;
   /** Reachable and migrated. */
   ready(): Promise<boolean>;
@@ -85,6 +98,16 @@ function traceQueries(knex: Knex, tracer: QueryTracer, dialect: string): void {
   knex.on('query-error', (e: unknown, q: QueryEvent) => end(q, e));
 }
 
+const locks = new Map<string, KeyedLock>();
+
+/** One lock per set of tables in the process, so several consoles of one process on them take turns too. */
+function lockFor(o: DbOptions): KeyedLock {
+  const target = `${o.driver}|${o.path}|${o.host}:${o.port}/${o.schema}|${o.tablePrefix}`;
+  const lock = locks.get(target) ?? new KeyedLock();
+  locks.set(target, lock);
+  return lock;
+}
+
 export function openDatabase(options: DbOptions, logger: DbLogger, tracer?: QueryTracer): Database {
   const dialect = dialectFor(options.driver);
   dialect.prepare?.(options);
@@ -93,13 +116,21 @@ export function openDatabase(options: DbOptions, logger: DbLogger, tracer?: Quer
   watchSlowQueries(knex, options.slowThresholdMs, logger);
   if (tracer) traceQueries(knex, tracer, options.driver);
   const t = tableNames(options.tablePrefix);
+  const locks = lockFor(options);
+  const upsert = (spec: UpsertSpec, on: Knex = knex) =>
+    locks.run(
+      spec.rows.map((row) => `${spec.table}:${JSON.stringify(spec.key.map((k) => row[k]))}`),
+      () => dialect.upsert(on, spec),
+    );
   return {
     knex,
     dialect,
     t,
     options,
     models: defineModels(knex, t, dialect),
-    migrate: () => migrateLatest(knex, { t, dialect, options }, logger),
+    withLock: (keys, fn) => locks.run(keys, fn),
+    upsert,
+    migrate: () => migrateLatest(knex, { t, dialect, options, upsert }, logger),
     async ready() {
       try {
         return await migrationsDone(knex, t);

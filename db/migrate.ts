@@ -1,11 +1,13 @@
 import type { Knex } from 'knex';
-import type { Dialect } from './dialects/index.ts';
+import type { Dialect, UpsertSpec } from './dialects/index.ts';
 import { migrations } from './migrations/index.ts';
-import type { Migration, MigrationContext } from './migrations/migration.ts';
+import { tableDesign, type Migration, type MigrationContext } from './migrations/migration.ts';
 import type { DbLogger, DbOptions } from './options.ts';
 import type { TableNames } from './tables.ts';
 
 type Base = Omit<MigrationContext, 'createTable'>;
+/** Database.upsert: engines without unique keys need its lock to insert the lock row once. */
+type Upsert = (spec: UpsertSpec, on?: Knex) => Promise<void>;
 
 /** The context a migration sees, bound to the connection (or transaction) knex runs it on. */
 function contextFor(knex: Knex, base: Base): MigrationContext {
@@ -13,7 +15,7 @@ function contextFor(knex: Knex, base: Base): MigrationContext {
     ...base,
     createTable: (name, build) =>
       knex.schema.createTable(name, (table) => {
-        base.dialect.tableOptions(table, base.options);
+        base.dialect.tableOptions(table, base.options, tableDesign(base.t, name));
         build(table);
       }),
   };
@@ -47,7 +49,7 @@ function isLockContention(error: unknown, dialect: Dialect): boolean {
  * makes the insert idempotent, and extra rows an earlier race left are removed (with several rows nobody can
  * hold the lock, so nothing is taken from a running migration).
  */
-async function ensureOneLockRow(knex: Knex, lockTable: string): Promise<void> {
+async function ensureOneLockRow(knex: Knex, upsert: Upsert, lockTable: string): Promise<void> {
   if (!(await knex.schema.hasTable(lockTable))) {
     // The same table knex would create.
     await knex.schema.createTable(lockTable, (table) => {
@@ -56,7 +58,7 @@ async function ensureOneLockRow(knex: Knex, lockTable: string): Promise<void> {
     });
   }
   const rows = (await knex(lockTable).select('index').orderBy('index')) as { index: number }[];
-  if (rows.length === 0) await knex(lockTable).insert({ index: 1, is_locked: 0 }).onConflict('index').ignore();
+  if (rows.length === 0) await upsert({ table: lockTable, rows: [{ index: 1, is_locked: 0 }], key: ['index'] });
   else if (rows.length > 1) await knex(lockTable).where('index', '>', rows[0]!.index).del();
 }
 
@@ -66,7 +68,7 @@ async function ensureOneLockRow(knex: Knex, lockTable: string): Promise<void> {
  */
 export async function migrateLatest(
   knex: Knex,
-  ctx: { t: TableNames; dialect: Dialect; options: DbOptions },
+  ctx: { t: TableNames; dialect: Dialect; options: DbOptions; upsert: Upsert },
   logger: DbLogger,
   timeoutMs = 120_000,
 ): Promise<void> {
@@ -78,7 +80,7 @@ export async function migrateLatest(
   const deadline = Date.now() + timeoutMs;
   for (let attempt = 1; ; attempt++) {
     try {
-      await ensureOneLockRow(knex, `${ctx.t.migrations}_lock`);
+      await ensureOneLockRow(knex, ctx.upsert, `${ctx.t.migrations}_lock`);
       const [, ran] = (await knex.migrate.latest(config)) as [number, string[]];
       if (ran.length) logger.debug({ migrations: ran }, 'migrations applied');
       return;

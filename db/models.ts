@@ -51,10 +51,25 @@ export interface UserRow {
 export interface RoleRow {
   id: string;
   name: string;
+  /** `name` lower-cased within its scope: unique among global roles, and among one organization's roles. */
+  name_key: string;
   description: string;
   is_system: boolean;
+  /** The organization the role belongs to; null for a global role. */
+  org_id: string | null;
   created_at: string;
   updated_at: string;
+}
+
+export interface OrganizationRow {
+  id: string;
+  name: string;
+  name_key: string | null;
+  description: string;
+  status: 'active' | 'disabled';
+  created_at: string;
+  updated_at: string;
+  deleted_at: string | null;
 }
 
 /**
@@ -121,9 +136,17 @@ export function defineModels(knex: Knex, t: TableNames, dialect: Dialect) {
   }
   interface User extends UserRow {}
 
-  return { BaseModel, User, Role, RolePermission };
+  class Organization extends BaseModel {
+    static override tableName = t.organizations;
+    static override QueryBuilder = SoftDeleteQueryBuilder;
+    declare QueryBuilderType: SoftDeleteQueryBuilder<this>;
+  }
+  interface Organization extends OrganizationRow {}
+
+  return { BaseModel, User, Role, RolePermission, Organization };
 }
 
 export type Models = ReturnType<typeof defineModels>;
 export type UserModel = InstanceType<Models['User']>;
 export type RoleModel = InstanceType<Models['Role']>;
+export type OrganizationModel = InstanceType<Models['Organization']>;

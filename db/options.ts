@@ -1,6 +1,6 @@
 /** What db/ needs to open a database: a plain object, so db/ never depends on the config loader. */
 export interface DbOptions {
-  driver: 'sqlite' | 'postgres' | 'mysql';
+  driver: 'sqlite' | 'postgres' | 'mysql' | 'clickhouse';
   tablePrefix: string;
   /** Queries slower than this are reported through `onSlowQuery`. */
   slowThresholdMs: number;
@@ -16,6 +16,14 @@ export interface DbOptions {
   maxIdleConnections: number;
   /** Idle connections older than this are closed (knex's pool has no absolute lifetime). */
   connectionLifetimeMs: number;
+  /** ClickHouse: a statement whose answer takes longer fails on this side. */
+  readTimeoutMs: number;
+  /** ClickHouse: a connection not established within this fails. */
+  dialTimeoutMs: number;
+  /** ClickHouse: the server stops a statement running longer (its max_execution_time). */
+  maxExecutionTimeMs: number;
+  /** ClickHouse: gzip request and response bodies. */
+  compression: boolean;
 }
 
 export interface DbLogger {

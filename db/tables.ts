@@ -16,6 +16,11 @@ export function tableNames(prefix: string) {
     taskLogs: name('task_logs'),
     files: name('files'),
     taskSchedules: name('task_schedules'),
+    organizations: name('organizations'),
+    orgMembers: name('organization_members'),
+    orgMemberRoles: name('organization_member_roles'),
+    oauthIdentities: name('oauth_identities'),
+    oauthStates: name('oauth_states'),
     migrations: name('migrations'),
   };
 }

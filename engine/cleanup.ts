@@ -11,7 +11,7 @@ import type { EngineSettings, RunnerContext } from './types.ts';
 const DAY_MS = 86_400_000;
 const BATCH = 500;
 
-/** Deletes expired credentials of some kind (sessions here; reset and MFA tokens where they are defined); answers how many. */
+/** Deletes expired credentials of some kind (sessions here; reset and MFA tokens and OAuth states where they are defined); answers how many. */
 export type CredentialCleaner = (db: Database, now: Date) => Promise<number>;
 
 export interface CleanupDeps {

@@ -109,7 +109,7 @@ export interface EngineConfig {
 
 /** A span around one task run, supplied by the caller's tracing (engine/ knows nothing of it). */
 export interface TaskSpan {
-  /** Set when the span is exported: task log lines carry it. */
+  /** The run's trace id, exported or not: task log lines carry it. */
   readonly traceId: string | undefined;
   /** Runs `fn` with the span active, so the runner's database queries and log lines belong to it. */
   within<T>(fn: () => T): T;

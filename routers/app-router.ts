@@ -1,6 +1,8 @@
 import { auditRouter } from './audit/router.ts';
 import { authRouter } from './auth/router.ts';
 import { filesRouter } from './files/router.ts';
+import { oauthRouter } from './oauth/router.ts';
+import { organizationsRouter } from './organizations/router.ts';
 import { permissionsRouter } from './permissions/router.ts';
 import { rolesRouter } from './roles/router.ts';
 import { schedulesRouter } from './schedules/router.ts';
@@ -13,8 +15,10 @@ import { usersRouter } from './users/router.ts';
 
 export const appRouter = router({
   auth: authRouter,
+  oauth: oauthRouter,
   users: usersRouter,
   roles: rolesRouter,
+  organizations: organizationsRouter,
   permissions: permissionsRouter,
   settings: settingsRouter,
   smtp: smtpRouter,

@@ -19,6 +19,10 @@ import { AuthService } from '../routers/auth/service.ts';
 import { TokenSigner } from '../routers/auth/tokens.ts';
 import { Mailer } from '../routers/mail/mailer.ts';
 import { MailTemplates } from '../routers/mail/templates.ts';
+import { OAuthService } from '../routers/oauth/service.ts';
+import { StateSigner } from '../routers/oauth/state.ts';
+import { OrganizationService } from '../routers/organizations/service.ts';
+import { ORGS_CHANNEL, OrgScopes } from '../routers/organizations/scope.ts';
 import { PermissionCatalogue } from '../routers/permissions/catalogue.ts';
 import { RoleService } from '../routers/roles/service.ts';
 import { declareCoreSettings } from '../routers/settings/definitions.ts';
@@ -79,18 +83,10 @@ function packageVersion(): string {
 
 const VERSION = packageVersion();
 
-/** Keys that are validated but whose feature this version does not have yet: say so rather than ignore them. */
-function warnInactiveKeys(config: ConsoleConfig, logger: Logger): void {
-  const grpc = config.tracing.grpc;
-  if (grpc?.service_config || grpc?.reconnection_period) logger.warn('tracing.grpc.service_config and reconnection_period are not applied by the OpenTelemetry exporter');
-  if (config.oauth.enabled) logger.warn({ providers: config.oauth.providers.length }, 'oauth.enabled is set but OAuth login is not available in this version');
-}
-
 /** Builds a ready-to-serve Console: config, database (migrated), identity bootstrap, HTTP app. */
 export async function createConsole(options: ConsoleOptions = {}): Promise<Console> {
   const config = loadConfig({ ...options, env: options.env ?? process.env });
   const logger = withTraceIds(options.logger ?? createLogger({ level: config.log.level, format: config.log.format, path: config.log.path, mode: config.server.mode }));
-  warnInactiveKeys(config, logger);
   // What is opened is closed again if a later step fails, so a failed start leaves no pool or listener behind.
   const opened: (() => Promise<void>)[] = [];
   try {
@@ -102,9 +98,9 @@ export async function createConsole(options: ConsoleOptions = {}): Promise<Conso
 }
 
 async function assemble(config: ConsoleConfig, logger: Logger, options: ConsoleOptions, opened: (() => Promise<void>)[]): Promise<Console> {
-  const tracing = createTracing(config.tracing, {
+  const tracing = await createTracing(config.tracing, {
     env: options.env ?? process.env,
-    onError: (error) => logger.warn({ err: error }, 'trace export failed; spans are dropped while the receiver does not answer'),
+    onError: (error) => logger.warn({ err: error }, 'trace export failed; failed batches are retried as tracing.*.retry allows, then dropped'),
   });
   opened.push(() => tracing.shutdown());
   const db = openDatabase(databaseOptions(config), logger, tracing.enabled ? queryTracer(tracing) : undefined);
@@ -133,11 +129,14 @@ async function assemble(config: ConsoleConfig, logger: Logger, options: ConsoleO
   const hasher = new PasswordHasher(config.security.scrypt_cost);
   const tokens = new TokenSigner(jwtSecret, config.jwt.expiration, config.cache.size);
   const identities = new IdentityStore(db, feed, config.cache.size);
+  const orgScopes = new OrgScopes(db, feed, config.cache.size);
   const permissions = new PermissionCatalogue();
-  const tasks = await assembleTasks({ config, db, feed, settings, registry: metrics.registry, logger, audit, logSinks, tracer: tracing.enabled ? taskTracer(tracing) : undefined });
+  const tasks = await assembleTasks({ config, db, feed, settings, registry: metrics.registry, logger, audit, logSinks, tracer: taskTracer(tracing) });
   const smtp = new SmtpService(db, encryptKeyProvider(config.global.encrypt_key, db.dialect.localKeyFolder?.(db.options), logger), audit, logger, options.mailTls);
   const mailer = new Mailer(smtp, new MailTemplates(config.mail.template_path, config.server.root_url), metrics.mailSent, logger);
   const users = new UserService(db, identities, hasher, settings, audit, new FeedCache(feed, [USERS_CHANNEL, ROLES_CHANNEL], config.cache.size), mailer);
+  const auth = new AuthService(db, identities, tokens, hasher, settings, audit, mailer);
+  const oauth = new OAuthService(db, auth, users, hasher, new StateSigner(jwtSecret), { enabled: config.oauth.enabled, providers: config.oauth.providers, timeoutMs: config.oauth.timeout, rootUrl: config.server.root_url }, logger);
   const services: Services = {
     db,
     feed,
@@ -148,10 +147,13 @@ async function assemble(config: ConsoleConfig, logger: Logger, options: ConsoleO
     audit,
     smtp,
     mailer,
-    auth: new AuthService(db, identities, tokens, hasher, settings, audit, mailer),
+    auth,
+    oauth,
     passwordReset: new PasswordResetService(db, users, mailer),
     users,
     roles: new RoleService(db, identities, permissions, audit, new FeedCache(feed, [ROLES_CHANNEL], config.cache.size)),
+    orgScopes,
+    organizations: new OrganizationService(db, orgScopes, identities, audit, new FeedCache(feed, [ORGS_CHANNEL], config.cache.size)),
     ...tasks.services,
   };
 

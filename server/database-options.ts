@@ -19,5 +19,9 @@ export function databaseOptions(config: ConsoleConfig): DbOptions {
     maxOpenConnections: d.max_open_connections!,
     maxIdleConnections: d.max_idle_connections!,
     connectionLifetimeMs: d.max_connection_life_time,
+    readTimeoutMs: d.read_timeout,
+    dialTimeoutMs: d.dial_timeout,
+    maxExecutionTimeMs: d.max_execution_time,
+    compression: d.enable_compression,
   };
 }

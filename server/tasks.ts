@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { ChangeFeed } from '../db/change-feed.ts';
 import type { Database } from '../db/database.ts';
+import { deleteExpiredOAuthStates } from '../db/repositories/oauth.ts';
 import { getOrCreateSecret } from '../db/repositories/secrets.ts';
 import { deleteExpiredUserTokens } from '../db/repositories/user-tokens.ts';
 import { registerBuiltInSchedules } from '../engine/cleanup.ts';
@@ -53,7 +54,7 @@ export async function assembleTasks({ config, db, feed, settings, registry, logg
     },
   });
   const scheduler = new Scheduler({ db, feed, engine, logger });
-  registerBuiltInSchedules({ db, engine, scheduler, settings, credentialCleaners: [deleteExpiredUserTokens] });
+  registerBuiltInSchedules({ db, engine, scheduler, settings, credentialCleaners: [deleteExpiredUserTokens, deleteExpiredOAuthStates] });
   engine.register(USER_EXPORT_TYPE, userExportRunner(db), { maxRetries: 1 });
   const fileSecret = await getOrCreateSecret(db, 'file_signature_key', randomBytes(32).toString('base64url'));
   return {

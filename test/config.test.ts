@@ -154,7 +154,7 @@ describe('config: defaults and sources', () => {
   });
 
   test('lists and maps in a variable are JSON', () => {
-    const provider = { name: 'gitlab', client_id: 'id', client_secret: 'secret', auth_url: 'https://gitlab.example/oauth/authorize', token_url: 'https://gitlab.example/oauth/token', user_info_url: 'https://gitlab.example/api/v4/user' };
+    const provider = { name: 'gitlab', client_id: 'id', client_secret: 'secret', auth_url: 'https://gitlab.example/oauth/authorize', token_url: 'https://gitlab.example/oauth/token', user_info_url: 'https://gitlab.example/api/v4/user', redirect_url: 'https://console.example/api/auth/oauth/gitlab/callback' };
     const c = load({
       env: {
         OAUTH_ENABLED: 'true',
@@ -207,7 +207,9 @@ describe('config: defaults and sources', () => {
     }
   });
 
-  test('per-driver defaults: postgres 5432, mysql 3306; an explicit port wins', () => {
+  test('per-driver defaults: postgres 5432, mysql 3306, clickhouse 8123 (HTTP); an explicit port wins', () => {
+    const ch = load({ env: { DATABASE_DRIVER: 'clickhouse' } }).database;
+    assert.deepEqual([ch.port, ch.max_open_connections, ch.max_idle_connections], [8123, 100, 2]);
     assert.equal(load({ env: { DATABASE_DRIVER: 'postgres' } }).database.port, 5432);
     assert.equal(load({ env: { DATABASE_DRIVER: 'postgres' } }).database.max_open_connections, 100);
     assert.equal(load({ env: { DATABASE_DRIVER: 'mysql' } }).database.port, 3306);
@@ -236,6 +238,12 @@ describe('config: mistakes are one line naming the key', () => {
     const message = failure({ env: { TRACING_HTTP_ENDPOINT: 'c:4318', TRACING_ZIPKIN_ENDPOINT: 'http://zipkin:9411/api/v2/spans' } });
     assert.match(message, /http/);
     assert.match(message, /zipkin/);
+  });
+
+  test('tracing.grpc.service_config must hold a JSON object', () => {
+    assert.match(failure({ env: { TRACING_GRPC_ENDPOINT: 'c:4317', TRACING_GRPC_SERVICE_CONFIG: 'retry please' } }), /tracing\.grpc\.service_config.*JSON object/);
+    assert.match(failure({ env: { TRACING_GRPC_ENDPOINT: 'c:4317', TRACING_GRPC_SERVICE_CONFIG: '[1]' } }), /tracing\.grpc\.service_config/);
+    assert.equal(load({ env: { TRACING_GRPC_ENDPOINT: 'c:4317', TRACING_GRPC_SERVICE_CONFIG: '{"methodConfig":[]}' } }).tracing.grpc?.service_config, '{"methodConfig":[]}');
   });
 
   test('an unknown key in the file is named', () => {
@@ -274,8 +282,11 @@ describe('config: mistakes are one line naming the key', () => {
     assert.match(failure({ env: { DATABASE_MAX_OPEN_CONNECTIONS: 'seven' } }), /database\.max_open_connections.*whole number/);
   });
 
-  test('database.driver clickhouse is refused in one line until its driver exists', () => {
-    assert.match(failure({ env: { DATABASE_DRIVER: 'clickhouse' } }), /^config: database\.driver: clickhouse is not available in this version/);
+  test('clickhouse is single node: several hosts are refused in one line naming database.host', () => {
+    for (const host of ['ch1,ch2', 'ch1 ch2', 'ch1;ch2']) {
+      assert.match(failure({ env: { DATABASE_DRIVER: 'clickhouse', DATABASE_HOST: host } }), /^config: database\.host: the clickhouse driver is single node/);
+    }
+    assert.equal(load({ env: { DATABASE_DRIVER: 'postgres', DATABASE_HOST: 'a,b' } }).database.host, 'a,b', 'other drivers judge their host themselves');
   });
 
   test('a refused secret is named but never repeated', () => {

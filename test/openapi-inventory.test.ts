@@ -79,7 +79,8 @@ for (const lane of lanes()) {
       assert.equal(routeNotFound.code, 'E4041');
       for (const o of ops) {
         const res = await call(o);
-        assert.notDeepEqual(res.body, routeNotFound, `${o.key} is not served`);
+        // Compared on code and message: every body also carries its own request's trace_id.
+        assert.ok(!(res.body.code === routeNotFound.code && res.body.err === routeNotFound.err), `${o.key} is not served`);
       }
     });
 
@@ -131,6 +132,11 @@ for (const lane of lanes()) {
     test('success answers are documented in the envelope; creates are 201', () => {
       const listPaths = new Set<string>();
       for (const o of ops) {
+        // A browser step of OAuth answers only a redirect: documented as a 302 with its Location.
+        if (!Object.keys(o.op.responses).some((s) => s.startsWith('2'))) {
+          assert.ok(o.op.responses['302']?.headers?.Location, `${o.key}: a success response or a documented redirect`);
+          continue;
+        }
         const [status, schema] = successOf(o.op);
         assert.deepEqual(schema.properties?.code, { type: 'string', const: '0' }, `${o.key}: code "0"`);
         assert.ok(schema.required?.includes('code') && schema.required.includes('data'), `${o.key}: code and data required`);

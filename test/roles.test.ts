@@ -3,7 +3,7 @@ import { after, before, describe, test } from 'node:test';
 import { lanes, type TestConsole } from './support/harness.ts';
 import { assertError, assertPaginationRules, createRole, createUser, ok, PASSWORD, sleep, unique, startWithAdmin, UNKNOWN_ID } from './support/identity.ts';
 
-const ROLE_KEYS = ['created_at', 'description', 'id', 'is_system', 'name', 'permissions', 'updated_at'];
+const ROLE_KEYS = ['created_at', 'description', 'id', 'is_system', 'name', 'org_id', 'permissions', 'updated_at'];
 
 for (const lane of lanes()) {
   describe(`roles [${lane.name}]`, () => {

@@ -242,6 +242,8 @@ for (const lane of lanes()) {
         other.engine.register(type, blocking(seen));
         const task = await other.engine.create({ type });
         await waitFor(other.engine, task!.id, 'running');
+        // The row says running once claimed; the runner starts a moment later.
+        assert.ok(await until(() => seen.started === 1));
         await other.engine.stop();
         assert.equal(seen.aborted, 1, 'the runner was told');
         const back = await engine.get(task!.id);

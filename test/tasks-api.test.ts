@@ -241,7 +241,10 @@ for (const lane of lanes()) {
       const { knex, t: tables, dialect } = t.c.db;
       const longAgo = dialect.toDbTime(new Date(Date.now() - 40 * 86_400_000));
       await knex(tables.tasks).where('id', old.id).update({ finished_at: longAgo, created_at: longAgo });
-      await knex(tables.taskLogs).where('task_id', old.id).update({ created_at: longAgo });
+      // Logs are append-only (on ClickHouse their time is part of the sort key): backdated by writing them again.
+      const logs = (await knex(tables.taskLogs).where('task_id', old.id)) as Record<string, unknown>[];
+      await knex(tables.taskLogs).where('task_id', old.id).del();
+      await knex(tables.taskLogs).insert(logs.map((l) => ({ ...l, created_at: longAgo })));
       const oldFile = (await findFile(t.c.db, oldDone.artifact_file_key))!;
       const oldPath = join(t.c.config.server.file_upload_path, oldFile.path);
       assert.ok(existsSync(oldPath));

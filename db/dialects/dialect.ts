@@ -19,9 +19,36 @@ export interface Dialect {
   localKeyFolder?(options: DbOptions): string | undefined;
   /** The value to bind for a timestamp column. */
   toDbTime(date: Date): unknown;
-  /** Table options every CREATE TABLE needs (charset and collation on MySQL). */
-  tableOptions(table: Knex.CreateTableBuilder, options: DbOptions): void;
+  /**
+   * Table options every CREATE TABLE needs (charset and collation on MySQL; engine and sort key on
+   * ClickHouse, from the table's design).
+   */
+  tableOptions(table: Knex.CreateTableBuilder, options: DbOptions, design: TableDesign): void;
+  /** Whether the error is a unique index refusing a row. Engines without unique indexes (ClickHouse) never say so. */
   isUniqueViolation(error: unknown): boolean;
+  /**
+   * Inserts each row unless a row with its key exists, which then takes `spec.merge` (or stays as it is).
+   * Engines without unique keys (ClickHouse) check, then write: correct only while the caller holds the
+   * rows' keys through `Database.upsert`, which takes them.
+   */
+  upsert(knex: Knex, spec: UpsertSpec): Promise<void>;
+  /**
+   * Writes whole rows in one atomic statement, each replacing the stored row with its key. The table's design
+   * must name a `version` column: ClickHouse keeps every row written and reads the newest.
+   */
+  replaceRows(knex: Knex, table: string, rows: Record<string, unknown>[], key: string[]): Promise<void>;
+  /**
+   * Locks the rows the query selects until the transaction ends, on engines with row locks. Others have
+   * none (SQLite's single connection already serialises; ClickHouse callers hold `Database.withLock`).
+   */
+  lockForUpdate(query: Knex.QueryBuilder): Knex.QueryBuilder;
+  /**
+   * Runs the inserts of a parent row and of the rows that hang on it, in the order the engine needs: the
+   * parent first where foreign keys check every insert (a transaction undoes a half-done write); the children
+   * first where nothing checks them and nothing undoes (ClickHouse), so a failure half-way leaves only
+   * children of a parent that does not exist, which nothing shows.
+   */
+  insertFamily(parent: () => PromiseLike<unknown>, children: () => PromiseLike<unknown>): Promise<void>;
   /**
    * Pushed change notifications (PostgreSQL LISTEN/NOTIFY) on a dedicated connection; engines without it are
    * polled. `onLost` is called once if the connection fails.
@@ -57,13 +84,45 @@ export interface ClaimSpec {
   set: Record<string, unknown>;
 }
 
-/** Claim for engines that can update through a sub-select in one statement and return the rows (PostgreSQL, SQLite). */
+/** How a table is used, for engines whose physical layout depends on it (ClickHouse). */
+export interface TableDesign {
+  /** Rows are only ever written whole (replaceRows); of the rows with one key, the highest `version` holds. */
+  version?: string;
+  /** The order rows are kept in when it is not the primary key's: append-only logs sort by what lists filter on. */
+  sortKey?: string[];
+}
+
+export interface UpsertSpec {
+  table: string;
+  rows: Record<string, unknown>[];
+  /** The columns of the unique key rows are matched on. */
+  key: string[];
+  /** What a stored row with the same key takes: these columns of the new row, or these values (raw allowed). */
+  merge?: string[] | Record<string, unknown>;
+}
+
 /** The driver's own error: objection wraps it (db-errors) and keeps the original as `nativeError`. */
 export function driverError(error: unknown): { code?: unknown } | undefined {
   const e = error as { nativeError?: unknown } | undefined;
   return (e?.nativeError ?? e) as { code?: unknown } | undefined;
 }
 
+/** Upsert for engines with unique keys: one INSERT ... ON CONFLICT statement (ON DUPLICATE KEY on MySQL). */
+export async function upsertOnConflict(knex: Knex, spec: UpsertSpec): Promise<void> {
+  const insert = knex(spec.table).insert(spec.rows).onConflict(spec.key);
+  await (spec.merge ? insert.merge(spec.merge as string[]) : insert.ignore());
+}
+
+export async function replaceOnConflict(knex: Knex, table: string, rows: Record<string, unknown>[], key: string[]): Promise<void> {
+  await knex(table).insert(rows).onConflict(key).merge();
+}
+
+export async function parentFirst(parent: () => PromiseLike<unknown>, children: () => PromiseLike<unknown>): Promise<void> {
+  await parent();
+  await children();
+}
+
+/** Claim for engines that can update through a sub-select in one statement and return the rows (PostgreSQL, SQLite). */
 export async function claimWithReturning(knex: Knex, spec: ClaimSpec, lock: boolean): Promise<Record<string, unknown>[]> {
   const ids = spec.candidates(knex(spec.table).select('id'));
   if (lock) ids.forUpdate().skipLocked();

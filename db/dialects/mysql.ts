@@ -1,4 +1,4 @@
-import { driverError, type Dialect } from './dialect.ts';
+import { driverError, parentFirst, replaceOnConflict, upsertOnConflict, type Dialect } from './dialect.ts';
 
 export const mysqlDialect: Dialect = {
   name: 'mysql',
@@ -49,5 +49,9 @@ export const mysqlDialect: Dialect = {
     t.charset(o.charset);
     t.collate(o.collation);
   },
+  upsert: upsertOnConflict,
+  replaceRows: replaceOnConflict,
+  insertFamily: parentFirst,
+  lockForUpdate: (query) => query.forUpdate(),
   isUniqueViolation: (e) => driverError(e)?.code === 'ER_DUP_ENTRY',
 };

@@ -1,4 +1,4 @@
-import { claimWithReturning, driverError, type Dialect } from './dialect.ts';
+import { claimWithReturning, driverError, parentFirst, replaceOnConflict, upsertOnConflict, type Dialect } from './dialect.ts';
 
 export const postgresDialect: Dialect = {
   name: 'postgres',
@@ -35,5 +35,9 @@ export const postgresDialect: Dialect = {
     if (names.length) await knex.raw(`drop table if exists ${names.map(() => '??').join(', ')} cascade`, names);
   },
   tableOptions: () => {},
+  upsert: upsertOnConflict,
+  replaceRows: replaceOnConflict,
+  insertFamily: parentFirst,
+  lockForUpdate: (query) => query.forUpdate(),
   isUniqueViolation: (e) => driverError(e)?.code === '23505',
 };

@@ -1,6 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { claimWithReturning, driverError, type Dialect } from './dialect.ts';
+import { claimWithReturning, driverError, parentFirst, replaceOnConflict, upsertOnConflict, type Dialect } from './dialect.ts';
 
 interface PreparingConnection {
   pragma(s: string): unknown;
@@ -67,6 +67,11 @@ export const sqliteDialect: Dialect = {
     await knex.raw('pragma foreign_keys = on');
   },
   tableOptions: () => {},
+  upsert: upsertOnConflict,
+  replaceRows: replaceOnConflict,
+  insertFamily: parentFirst,
+  // One connection: nothing else runs while a statement does.
+  lockForUpdate: (query) => query,
   isUniqueViolation: (e) => {
     const code = driverError(e)?.code;
     return typeof code === 'string' && (code.startsWith('SQLITE_CONSTRAINT_UNIQUE') || code === 'SQLITE_CONSTRAINT_PRIMARYKEY');

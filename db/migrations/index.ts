@@ -2,6 +2,8 @@ import type { Migration } from './migration.ts';
 import { identity } from './001_identity.ts';
 import { tasks } from './002_tasks.ts';
 import { userTokens } from './003_user_tokens.ts';
+import { organizations } from './004_organizations.ts';
+import { oauth } from './005_oauth.ts';
 
 /** Every migration in order. Add new ones at the end; never edit one that has shipped. */
-export const migrations: Migration[] = [identity, tasks, userTokens];
+export const migrations: Migration[] = [identity, tasks, userTokens, organizations, oauth];

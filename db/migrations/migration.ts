@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import type { Dialect } from '../dialects/index.ts';
+import type { Dialect, TableDesign } from '../dialects/index.ts';
 import type { DbOptions } from '../options.ts';
 import type { TableNames } from '../tables.ts';
 
@@ -7,7 +7,7 @@ export interface MigrationContext {
   t: TableNames;
   dialect: Dialect;
   options: DbOptions;
-  /** CREATE TABLE with the options every table needs (charset and collation on MySQL). */
+  /** CREATE TABLE with the options every table needs (charset and collation on MySQL; engine and sort key on ClickHouse). */
   createTable(name: string, build: (table: Knex.CreateTableBuilder) => void): Knex.SchemaBuilder;
 }
 
@@ -18,3 +18,20 @@ export interface Migration {
 
 /** Millisecond timestamps in every table (datetime(3) / timestamptz(3)). */
 export const TIME = { precision: 3 } as const;
+
+/**
+ * How tables are used, for engines whose physical layout depends on it (ClickHouse); the others ignore it.
+ * Tables not named here are entities: sorted by their primary key, changed in place.
+ */
+const DESIGNS: Partial<Record<keyof TableNames, TableDesign>> = {
+  // Settings are written as whole rows in one statement, so a change of several keys is all or nothing.
+  settings: { version: 'updated_at' },
+  // Append-only logs, sorted by what their lists filter and order on.
+  auditLogs: { sortKey: ['created_at', 'id'] },
+  taskLogs: { sortKey: ['task_id', 'created_at', 'id'] },
+};
+
+export function tableDesign(t: TableNames, table: string): TableDesign {
+  const key = (Object.keys(t) as (keyof TableNames)[]).find((k) => t[k] === table);
+  return (key && DESIGNS[key]) ?? {};
+}

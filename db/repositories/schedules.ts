@@ -29,9 +29,5 @@ export async function saveScheduleState(db: Database, id: string, patch: Partial
   if (patch.enabled !== undefined) row.enabled = patch.enabled;
   if (patch.last_run !== undefined) row.last_run = time(patch.last_run);
   if (patch.next_run !== undefined) row.next_run = time(patch.next_run);
-  await db
-    .knex(db.t.taskSchedules)
-    .insert({ id, enabled: initialEnabled, last_run: null, next_run: null, ...row })
-    .onConflict('id')
-    .merge(Object.keys(row));
+  await db.upsert({ table: db.t.taskSchedules, rows: [{ id, enabled: initialEnabled, last_run: null, next_run: null, ...row }], key: ['id'], merge: Object.keys(row) });
 }

@@ -5,12 +5,9 @@ export async function readAllSettings(db: Database): Promise<Map<string, string>
   return new Map(rows.map((r) => [r.key, r.value]));
 }
 
-/** Writes every pair or none. */
+/** Writes every pair or none: one statement. */
 export async function writeSettings(db: Database, values: Record<string, string>): Promise<void> {
   const now = db.dialect.toDbTime(new Date());
-  await db.knex.transaction(async (trx) => {
-    for (const [key, value] of Object.entries(values)) {
-      await trx(db.t.settings).insert({ key, value, updated_at: now }).onConflict('key').merge(['value', 'updated_at']);
-    }
-  });
+  const rows = Object.entries(values).map(([key, value]) => ({ key, value, updated_at: now }));
+  if (rows.length) await db.dialect.replaceRows(db.knex, db.t.settings, rows, ['key']);
 }

@@ -77,7 +77,7 @@ export async function insertTasks(db: Database, tasks: NewTaskRow[], now: Date):
 
 /** Inserts unless a task with the same fire key exists (another node won this cron fire); true when inserted. */
 export async function insertTaskOnce(db: Database, task: NewTaskRow & { fire_key: string }, now: Date): Promise<boolean> {
-  await db.knex(db.t.tasks).insert(newRow(db, task, now)).onConflict('fire_key').ignore();
+  await db.upsert({ table: db.t.tasks, rows: [newRow(db, task, now)], key: ['fire_key'] });
   const row = (await db.knex(db.t.tasks).where('fire_key', task.fire_key).first('id')) as { id: string } | undefined;
   return row?.id === task.id;
 }
@@ -110,15 +110,15 @@ export async function listTasks(db: Database, f: TaskFilter, offset: number, lim
   return { rows: rows.map(taskFromDb), total: Number(countRow?.n ?? 0) };
 }
 
-/** A user's `user`-category tasks that are pending or running, or finished since `since`; newest first. */
-export async function listRecentUserTasks(db: Database, userId: string, since: Date, limit: number): Promise<TaskRow[]> {
-  const rows = (await db
+/** A user's `user`-category tasks (of one organization, when given) that are pending or running, or finished since `since`; newest first. */
+export async function listRecentUserTasks(db: Database, userId: string, since: Date, limit: number, orgId?: string): Promise<TaskRow[]> {
+  const q = db
     .knex(db.t.tasks)
     .whereNull('deleted_at')
     .where({ creator_id: userId, category: 'user' })
-    .where((w) => w.whereIn('status', ['pending', 'running']).orWhere('finished_at', '>=', db.dialect.toDbTime(since) as string))
-    .orderBy([...newestFirst])
-    .limit(limit)) as Record<string, unknown>[];
+    .where((w) => w.whereIn('status', ['pending', 'running']).orWhere('finished_at', '>=', db.dialect.toDbTime(since) as string));
+  if (orgId) q.where('org_id', orgId);
+  const rows = (await q.orderBy([...newestFirst]).limit(limit)) as Record<string, unknown>[];
   return rows.map(taskFromDb);
 }
 

@@ -3,7 +3,7 @@ import type { Database } from '../database.ts';
 import type { UserModel, UserRow } from '../models.ts';
 import { whereContains } from '../where-contains.ts';
 
-export type UserWithRoles = UserModel & { roles: { id: string; name: string; permissions: { permission: string }[] }[] };
+export type UserWithRoles = UserModel & { roles: { id: string; name: string; org_id: string | null; permissions: { permission: string }[] }[] };
 
 const withRoles = '[roles.permissions]';
 
@@ -58,10 +58,19 @@ export async function findTakenIdentity(db: Database, username: string | undefin
   return undefined;
 }
 
-export async function insertUser(db: Database, user: NewUser, roleIds: string[]): Promise<void> {
+/**
+ * The lock keys of a username and an email (either may be absent): whoever checks that they are free and then
+ * writes them holds these through `db.withLock`, so two requests cannot both take one name.
+ */
+export function identityLockKeys(username: string | undefined, email: string | undefined): string[] {
+  return [...(username ? [`users.username:${username.toLowerCase()}`] : []), ...(email ? [`users.email:${email.toLowerCase()}`] : [])];
+}
+
+/** Inserts the user with its roles; `also` writes more rows in the same transaction (an OAuth link). */
+export async function insertUser(db: Database, user: NewUser, roleIds: string[], also?: (trx: Knex.Transaction) => Promise<void>): Promise<void> {
   const now = new Date().toISOString();
   await db.knex.transaction(async (trx) => {
-    await db.models.User.query(trx).insert({
+    const insertRow = () => db.models.User.query(trx).insert({
       ...user,
       username_key: user.username.toLowerCase(),
       email_key: user.email.toLowerCase(),
@@ -70,35 +79,48 @@ export async function insertUser(db: Database, user: NewUser, roleIds: string[])
       created_at: now,
       updated_at: now,
     });
-    if (roleIds.length) await trx(db.t.userRoles).insert(roleIds.map((role_id) => ({ user_id: user.id, role_id })));
+    await db.dialect.insertFamily(insertRow, async () => {
+      if (roleIds.length) await trx(db.t.userRoles).insert(roleIds.map((role_id) => ({ user_id: user.id, role_id })));
+      await also?.(trx);
+    });
   });
 }
 
 /**
- * Whether a live, active user other than `userId` holds the role `roleName`. It first locks that role's row
+ * Whether a live, active user other than `userId` holds the global role `roleName`. It first locks that role's row
  * until the transaction ends, so changes that might remove the role's last holder run one after another and
  * each sees the one before (two administrators disabling each other at once cannot both succeed). SQLite's
- * single connection serialises them anyway.
+ * single connection serialises them anyway; engines without row locks rely on `keepingRole`'s lock.
  */
 async function anotherActiveHolder(db: Database, trx: Knex.Transaction, roleName: string, userId: string): Promise<boolean> {
   const { t } = db;
-  await trx(t.roles).where('name', roleName).forUpdate().first('id');
+  await db.dialect.lockForUpdate(trx(t.roles).where('name', roleName).whereNull('org_id')).first('id');
   const row = await trx(t.users)
     .join(t.userRoles, `${t.userRoles}.user_id`, `${t.users}.id`)
     .join(t.roles, `${t.roles}.id`, `${t.userRoles}.role_id`)
     .whereNull(`${t.users}.deleted_at`)
     .where(`${t.users}.status`, 'active')
     .where(`${t.roles}.name`, roleName)
+    .whereNull(`${t.roles}.org_id`)
     .whereNot(`${t.users}.id`, userId)
     .first(`${t.users}.id`);
   return Boolean(row);
 }
 
-/** Applies the patch (and replaces the roles when given). With `keepRole`, changes nothing and answers false when no other active user would hold that role. */
+/** Runs a change that must not remove the last active holder of `keepRole` one at a time in this process. */
+function keepingRole<T>(db: Database, keepRole: string | undefined, fn: () => Promise<T>): Promise<T> {
+  return keepRole ? db.withLock(`users.role-holders:${keepRole}`, fn) : fn();
+}
+
+/**
+ * Applies the patch (and replaces the roles when given). With `keepRole`, changes nothing and answers false when
+ * no other active user would hold that role. Without transactions a failure half-way leaves the user with
+ * fewer roles, never more.
+ */
 export async function updateUser(db: Database, id: string, patch: UserPatch, roleIds?: string[], keepRole?: string): Promise<boolean> {
   const row: Record<string, unknown> = { ...patch, updated_at: new Date().toISOString() };
   if (patch.email !== undefined) row.email_key = patch.email.toLowerCase();
-  return db.knex.transaction(async (trx) => {
+  return keepingRole(db, keepRole, () => db.knex.transaction(async (trx) => {
     if (keepRole && !(await anotherActiveHolder(db, trx, keepRole, id))) return false;
     await db.models.User.query(trx).findById(id).patch(row);
     if (roleIds) {
@@ -106,17 +128,17 @@ export async function updateUser(db: Database, id: string, patch: UserPatch, rol
       if (roleIds.length) await trx(db.t.userRoles).insert(roleIds.map((role_id) => ({ user_id: id, role_id })));
     }
     return true;
-  });
+  }));
 }
 
 /** Soft delete; frees the username and email for new users. `keepRole` as for updateUser. */
 export async function softDeleteUser(db: Database, id: string, keepRole?: string): Promise<boolean> {
   const now = new Date().toISOString();
-  return db.knex.transaction(async (trx) => {
+  return keepingRole(db, keepRole, () => db.knex.transaction(async (trx) => {
     if (keepRole && !(await anotherActiveHolder(db, trx, keepRole, id))) return false;
     await db.models.User.query(trx).findById(id).patch({ deleted_at: now, updated_at: now, username_key: null, email_key: null } as never);
     return true;
-  });
+  }));
 }
 
 export async function setPasswordHash(db: Database, id: string, passwordHash: string): Promise<void> {

@@ -63,6 +63,18 @@ export const en = {
   'role.in_use': 'role is assigned to users and cannot be deleted',
   'role.unknown_permission': 'permissions: unknown permission {code}',
   'role.deleted': 'role deleted',
+  'role.org_scoped': "role_ids: role {id} belongs to an organization; assign it through that organization's members",
+  'role.not_in_org': 'role_ids: role {id} is not a role of this organization; global roles are assigned on the user',
+
+  'org.not_found': 'organization not found',
+  'org.name_taken': 'organization name already exists',
+  'org.not_member': 'you are not a member of this organization',
+  'org.disabled': 'this organization is disabled',
+  'org.deleted': 'organization deleted',
+  'org.member_not_found': 'the user is not a member of this organization',
+  'org.member_removed': 'member removed',
+  'org.no_such_organization': 'names no organization',
+  'org.no_such_user': 'names no user',
 
   'settings.unknown_key': '{key}: unknown setting',
   'settings.invalid_value': '{key}: {reason}',
@@ -104,6 +116,21 @@ export const en = {
   'schedule.disabled': 'schedule is disabled',
   'file.not_found': 'file not found',
   'file.bad_signature': 'invalid or expired signature',
+
+  'oauth.disabled': 'OAuth login is not enabled',
+  'oauth.provider_not_found': 'OAuth provider not found',
+  'oauth.state_invalid': 'state: invalid or expired; start the login again',
+  'oauth.state_used': 'state: already used or expired; start the login again',
+  'oauth.denied': 'the provider did not allow the login ({error})',
+  'oauth.code_rejected': 'the provider refused the authorization code; start the login again',
+  'oauth.provider_unreachable': 'the OAuth provider {provider} could not be reached',
+  'oauth.provider_failed': 'the OAuth provider {provider} answered with an error (HTTP {status})',
+  'oauth.provider_bad_answer': 'the OAuth provider {provider} sent an answer that could not be read',
+  'oauth.no_subject': "the provider's user info has no account id (sub or id)",
+  'oauth.no_email': "the provider's user info has no valid email in {field}",
+  'oauth.email_unverified': 'an account with this email already exists, and the provider does not say the email is verified; log in with your password',
+  'oauth.no_account': 'no account is linked to this {provider} login; ask an administrator to create one',
+  'oauth.account_gone': 'the account linked to this {provider} login has been deleted',
 } as const;
 
 export type MessageKey = keyof typeof en;

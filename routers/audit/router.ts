@@ -24,7 +24,7 @@ const isoTime = z.iso.datetime({ offset: true });
 
 export const auditRouter = router({
   list: requirePermission('audit_log:list')
-    .meta({ list: true, openapi: { method: 'GET', path: '/audit-logs', tags: ['Audit logs'], summary: 'Audit records, newest first' } })
+    .meta({ list: true, openapi: { method: 'GET', path: '/audit-logs', tags: ['Audit logs'], summary: 'Audit records, newest first; with X-Scope-OrgID only those made in that organization' } })
     .input(
       paginationInput.extend({
         user_id: z.uuid().optional(),
@@ -44,6 +44,7 @@ export const auditRouter = router({
           resource_type: input.resource_type,
           start_time: input.start_time ? new Date(input.start_time) : undefined,
           end_time: input.end_time ? new Date(input.end_time) : undefined,
+          org_id: ctx.req.orgId,
         },
         offsetOf(input),
         input.page_size,

@@ -5,7 +5,7 @@ import type { RequestInfo } from '../shared/context.ts';
 
 export type AuditAction =
   | 'create' | 'update' | 'delete' | 'login' | 'login_failed' | 'logout' | 'export' | 'cancel' | 'retry'
-  | 'toggle' | 'trigger' | 'password_change' | 'password_reset' | 'unlock';
+  | 'toggle' | 'trigger' | 'password_change' | 'password_reset' | 'unlock' | 'oauth_login' | 'oauth_login_failed';
 export type AuditResource = 'user' | 'role' | 'setting' | 'smtp' | 'task' | 'schedule' | 'session' | 'organization';
 
 export interface AuditEntry {
@@ -17,6 +17,8 @@ export interface AuditEntry {
   req?: RequestInfo;
   details?: Record<string, unknown>;
 }
+
+const LOGIN_ACTIONS: ReadonlySet<AuditAction> = new Set(['login', 'login_failed', 'oauth_login', 'oauth_login_failed']);
 
 const SECRET_KEY = /pass(word)?|secret|token|mfa_code|encrypt_key|authorization/i;
 
@@ -46,7 +48,7 @@ export class AuditWriter {
 
   async write(entry: AuditEntry): Promise<void> {
     const details = (maskSecrets(entry.details ?? {}) as Record<string, unknown>);
-    if (entry.req && (entry.action === 'login' || entry.action === 'login_failed') && this.geo) {
+    if (entry.req && LOGIN_ACTIONS.has(entry.action) && this.geo) {
       const where = this.geo(entry.req.ip);
       if (where) details.geo = where;
     }

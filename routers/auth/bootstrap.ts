@@ -1,8 +1,8 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Database } from '../../db/database.ts';
-import { findRoleByName, insertRole } from '../../db/repositories/roles.ts';
+import { findRoleByName, insertRole, roleLockKey } from '../../db/repositories/roles.ts';
 import { revokeUserSessions } from '../../db/repositories/sessions.ts';
-import { countUsers, findUserByLogin, insertUser, setPasswordHash, unlockUser } from '../../db/repositories/users.ts';
+import { countUsers, findUserByLogin, identityLockKeys, insertUser, setPasswordHash, unlockUser } from '../../db/repositories/users.ts';
 import type { PermissionCatalogue } from '../permissions/catalogue.ts';
 import { ADMIN_ROLE } from './identity.ts';
 import type { PasswordHasher } from './password-hash.ts';
@@ -16,13 +16,15 @@ const SYSTEM_ROLES = [
 /** Creates the system roles that do not exist yet. A role lost to a concurrent node's insert is fine. */
 export async function ensureSystemRoles(db: Database, catalogue: PermissionCatalogue): Promise<void> {
   for (const role of SYSTEM_ROLES) {
-    if (await findRoleByName(db, role.name)) continue;
-    const permissions = role.name === ADMIN_ROLE ? catalogue.list().map((p) => p.code) : catalogue.defaultsFor(role.name);
-    try {
-      await insertRole(db, randomUUID(), { name: role.name, description: role.description, permissions }, true);
-    } catch (error) {
-      if (!db.dialect.isUniqueViolation(error)) throw error;
-    }
+    await db.withLock(roleLockKey(role.name, null), async () => {
+      if (await findRoleByName(db, role.name)) return;
+      const permissions = role.name === ADMIN_ROLE ? catalogue.list().map((p) => p.code) : catalogue.defaultsFor(role.name);
+      try {
+        await insertRole(db, randomUUID(), { name: role.name, description: role.description, permissions }, true);
+      } catch (error) {
+        if (!db.dialect.isUniqueViolation(error)) throw error;
+      }
+    });
   }
 }
 
@@ -37,21 +39,23 @@ export interface AdminBootstrap {
  * and returned so the caller can show it once; only the node whose insert wins returns it.
  */
 export async function ensureAdminUser(db: Database, hasher: PasswordHasher, admin: AdminBootstrap): Promise<{ generatedPassword?: string } | undefined> {
-  if ((await countUsers(db)) > 0) return undefined;
-  const role = await findRoleByName(db, ADMIN_ROLE);
-  if (!role) throw new Error('admin role missing');
-  const password = admin.password ?? randomBytes(12).toString('base64url');
-  try {
-    await insertUser(
-      db,
-      { id: randomUUID(), username: admin.username, email: admin.email, password_hash: await hasher.hash(password), full_name: 'Administrator', avatar: '', status: 'active', mfa_enabled: false, locale: 'en' },
-      [role.id],
-    );
-  } catch (error) {
-    if (db.dialect.isUniqueViolation(error)) return undefined;
-    throw error;
-  }
-  return { generatedPassword: admin.password ? undefined : password };
+  return db.withLock(identityLockKeys(admin.username, admin.email), async () => {
+    if ((await countUsers(db)) > 0) return undefined;
+    const role = await findRoleByName(db, ADMIN_ROLE);
+    if (!role) throw new Error('admin role missing');
+    const password = admin.password ?? randomBytes(12).toString('base64url');
+    try {
+      await insertUser(
+        db,
+        { id: randomUUID(), username: admin.username, email: admin.email, password_hash: await hasher.hash(password), full_name: 'Administrator', avatar: '', status: 'active', mfa_enabled: false, locale: 'en' },
+        [role.id],
+      );
+    } catch (error) {
+      if (db.dialect.isUniqueViolation(error)) return undefined;
+      throw error;
+    }
+    return { generatedPassword: admin.password ? undefined : password };
+  });
 }
 
 /**

@@ -9,6 +9,9 @@ export const ROLES_CHANNEL = 'roles';
 export const SESSIONS_CHANNEL = 'sessions';
 export const ADMIN_ROLE = 'admin';
 
+/** The global admin role; an organization's role of that name confers nothing special (DESIGN §4). */
+export const isAdminRole = (role: { name: string; org_id?: string | null }) => role.name === ADMIN_ROLE && !role.org_id;
+
 export interface Identity {
   user: UserWithRoles;
   isAdmin: boolean;
@@ -64,7 +67,7 @@ export function describe(user: UserWithRoles): Identity {
   const roles = user.roles ?? [];
   return {
     user,
-    isAdmin: roles.some((r) => r.name === ADMIN_ROLE),
+    isAdmin: roles.some(isAdminRole),
     permissions: new Set(roles.flatMap((r) => (r.permissions ?? []).map((p) => p.permission))),
   };
 }

@@ -15,6 +15,8 @@ const meSchema = userSchema
   .meta({ id: 'CurrentUser' });
 
 const tokenSchema = z.object({ token: z.string(), expires_at: z.string() });
+/** A completed login's answer (password, MFA or OAuth). */
+export const loginResult = tokenSchema.extend({ user: userSchema }).meta({ id: 'LoginResult' });
 const mfaChallenge = z.object({ mfa_required: z.literal(true), mfa_token: z.string() }).meta({ id: 'MfaChallenge' });
 
 export const authRouter = router({
@@ -35,7 +37,7 @@ export const authRouter = router({
         mfa_code: z.string().min(1).max(32).optional(),
       }),
     )
-    .output(z.union([tokenSchema.extend({ user: userSchema }), mfaChallenge]))
+    .output(z.union([loginResult, mfaChallenge]))
     .mutation(({ ctx, input }) => {
       if (input.mfa_token !== undefined) {
         if (input.mfa_code === undefined) throw fieldError('mfa_code', 'validation.required');

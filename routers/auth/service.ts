@@ -4,7 +4,7 @@ import { insertSession, revokeSession } from '../../db/repositories/sessions.ts'
 import { consumeUserToken, countTokenAttempt, findUserToken } from '../../db/repositories/user-tokens.ts';
 import { findUserById, findUserByLogin, recordLoginFailure, recordLoginSuccess, unlockUser, type UserWithRoles } from '../../db/repositories/users.ts';
 import { InvalidUserError, UnauthorizedError } from '../../lib/errors.ts';
-import type { AuditWriter } from '../audit/writer.ts';
+import type { AuditAction, AuditWriter } from '../audit/writer.ts';
 import type { Mailer } from '../mail/mailer.ts';
 import type { SettingsService } from '../settings/service.ts';
 import type { Caller, RequestInfo } from '../shared/context.ts';
@@ -23,6 +23,15 @@ export interface LoginResult {
   expires_at: string;
   user: UserJson;
 }
+
+/** How a login was made: the audit actions of its outcome, and what their records add (an OAuth provider's name). */
+export interface LoginMethod {
+  success: AuditAction;
+  failure: AuditAction;
+  details?: Record<string, unknown>;
+}
+
+const PASSWORD: LoginMethod = { success: 'login', failure: 'login_failed' };
 
 /** The first step of a login with MFA by email: the code went out, the token names this login attempt. */
 export interface MfaChallenge {
@@ -69,8 +78,9 @@ export class AuthService {
     return { id: identity.user.id, username: identity.user.username, sessionId: session.id, isAdmin: identity.isAdmin, permissions: identity.permissions };
   }
 
-  private async fail(req: RequestInfo, reason: string, actor: { id: string | null; username: string }): Promise<void> {
-    await this.audit.write({ action: 'login_failed', resource_type: 'session', status: 'failure', actor, req, details: { reason } });
+  /** Audits a refused login. */
+  async fail(req: RequestInfo, reason: string, actor: { id: string | null; username: string }, method = PASSWORD): Promise<void> {
+    await this.audit.write({ action: method.failure, resource_type: 'session', status: 'failure', actor, req, details: { ...method.details, reason } });
   }
 
   /** The user id of a correctly signed, unexpired bearer token (rate limits key on it); nothing else is checked. */
@@ -103,19 +113,7 @@ export class AuthService {
       throw new UnauthorizedError('auth.bad_credentials');
     }
     // Disabled and locked are told only after a correct password, so they reveal nothing about the account.
-    const status = effectiveStatus(user);
-    if (status === 'disabled') {
-      await fail('account disabled', actor);
-      throw new UnauthorizedError('auth.account_disabled');
-    }
-    if (status === 'locked') {
-      await fail('account locked', actor);
-      throw new UnauthorizedError('auth.account_locked');
-    }
-    if (user.status === 'locked') {
-      await unlockUser(this.db, user.id);
-      await this.identities.changed(USERS_CHANNEL);
-    }
+    await this.admit(user, req);
     if (user.mfa_enabled) {
       const { token, code } = await issueEmailToken(this.db, user.id, 'mfa', MFA_CODE_MINUTES * 60_000, true);
       // The code goes to the stored address in the language of this login.
@@ -140,15 +138,28 @@ export class AuthService {
       throw new UnauthorizedError('auth.mfa_code_invalid');
     }
     if (!(await consumeUserToken(this.db, row.id)) || !user) throw new UnauthorizedError('auth.mfa_token_invalid');
-    const status = effectiveStatus(user);
-    if (status !== 'active') {
-      await this.fail(req, `account ${status}`, actor);
-      throw new UnauthorizedError(status === 'disabled' ? 'auth.account_disabled' : 'auth.account_locked');
-    }
+    await this.admit(user, req);
     return this.openSession(user, req);
   }
 
-  private async openSession(user: UserWithRoles, req: RequestInfo): Promise<LoginResult> {
+  /**
+   * What every login checks once the credentials proved who it is: a disabled or locked account is refused
+   * (and the refusal audited); a lock whose time has passed ends here.
+   */
+  async admit(user: UserWithRoles, req: RequestInfo, method = PASSWORD): Promise<void> {
+    const status = effectiveStatus(user);
+    if (status !== 'active') {
+      await this.fail(req, `account ${status}`, { id: user.id, username: user.username }, method);
+      throw new UnauthorizedError(status === 'disabled' ? 'auth.account_disabled' : 'auth.account_locked');
+    }
+    if (user.status === 'locked') {
+      await unlockUser(this.db, user.id);
+      await this.identities.changed(USERS_CHANNEL);
+    }
+  }
+
+  /** The session, token and audit record of an admitted login. */
+  async openSession(user: UserWithRoles, req: RequestInfo, method = PASSWORD): Promise<LoginResult> {
     const actor = { id: user.id, username: user.username };
     await recordLoginSuccess(this.db, user.id, req.locale);
     // last_login_at is shown in user lists and records; every node drops what it cached of users.
@@ -157,7 +168,7 @@ export class AuthService {
     const { token, expiresAt } = await this.tokens.sign({ sub: user.id, username: user.username, sid: sessionId });
     const now = new Date().toISOString();
     await insertSession(this.db, { id: sessionId, user_id: user.id, ip: req.ip, user_agent: req.userAgent.slice(0, 512), created_at: now, last_seen_at: now, expires_at: expiresAt.toISOString() });
-    await this.audit.write({ action: 'login', resource_type: 'session', resource_id: sessionId, actor, req });
+    await this.audit.write({ action: method.success, resource_type: 'session', resource_id: sessionId, actor, req, details: method.details });
     user.last_login_at = now;
     user.status = 'active';
     return { token, expires_at: expiresAt.toISOString(), user: toUserJson(describe(user).user) };

@@ -1,17 +1,23 @@
 import { ForbiddenError } from '../../lib/errors.ts';
 import type { Caller } from '../shared/context.ts';
-import { ADMIN_ROLE } from '../auth/identity.ts';
+import { isAdminRole } from '../auth/identity.ts';
 
 interface GrantedRole {
   name: string;
+  org_id?: string | null;
   permissions: string[];
+}
+
+/** Roles as stored, in the form the guards below weigh them. */
+export function grantedRoles(roles: { name: string; org_id?: string | null; permissions?: { permission: string }[] }[]): GrantedRole[] {
+  return roles.map((r) => ({ name: r.name, org_id: r.org_id, permissions: (r.permissions ?? []).map((p) => p.permission) }));
 }
 
 /** The first part of `roles` the caller could not hand out themselves: the admin role, or a permission they lack. */
 function ungrantable(caller: Caller, roles: GrantedRole[]): { adminRole: true } | { code: string } | undefined {
   if (caller.isAdmin) return undefined;
   for (const role of roles) {
-    if (role.name === ADMIN_ROLE) return { adminRole: true };
+    if (isAdminRole(role)) return { adminRole: true };
     const code = role.permissions.find((p) => !caller.permissions.has(p));
     if (code) return { code };
   }

@@ -1,22 +1,22 @@
 import { translate } from '../../lib/messages/index.ts';
-import { idParam, listOutput, messageOutput, searchInput } from '../shared/schemas.ts';
+import { idParam, listOutput, messageOutput } from '../shared/schemas.ts';
 import { requirePermission, router } from '../shared/trpc.ts';
-import { createRoleInput, roleSchema, updateRoleInput } from './schemas.ts';
+import { createRoleInput, listRolesInput, roleSchema, updateRoleInput } from './schemas.ts';
 
 const tags = ['Roles'];
 
 export const rolesRouter = router({
   list: requirePermission('role:list')
-    .meta({ list: true, openapi: { method: 'GET', path: '/roles', tags, summary: 'List roles (search on name)' } })
-    .input(searchInput)
+    .meta({ list: true, openapi: { method: 'GET', path: '/roles', tags, summary: "List roles (search on name); with X-Scope-OrgID only the global roles and that organization's" } })
+    .input(listRolesInput)
     .output(listOutput(roleSchema))
-    .query(({ ctx, input }) => ctx.services.roles.list(input)),
+    .query(({ ctx, input }) => ctx.services.roles.list(input, ctx.req.orgId)),
 
   get: requirePermission('role:view')
     .meta({ openapi: { method: 'GET', path: '/roles/{id}', tags, summary: 'Get a role' } })
     .input(idParam)
     .output(roleSchema)
-    .query(({ ctx, input }) => ctx.services.roles.get(input.id)),
+    .query(({ ctx, input }) => ctx.services.roles.get(input.id, ctx.req.orgId)),
 
   create: requirePermission('role:create')
     .meta({ successStatus: 201, openapi: { method: 'POST', path: '/roles', tags, summary: 'Create a role' } })

@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { Database } from '../../db/database.ts';
-import { deleteRole, findRoleById, insertRole, listRoles, roleInUse, roleNameTaken, updateRole, type RoleWithPermissions } from '../../db/repositories/roles.ts';
-import { BadRequestError, NotFoundError } from '../../lib/errors.ts';
+import { findOrganization } from '../../db/repositories/organizations.ts';
+import { deleteRole, findRoleById, insertRole, listRoles, roleInUse, roleLockKey, roleNameTaken, updateRole, type RoleWithPermissions } from '../../db/repositories/roles.ts';
+import { BadRequestError, fieldError, NotFoundError } from '../../lib/errors.ts';
 import type { AuditWriter } from '../audit/writer.ts';
-import { ADMIN_ROLE, ROLES_CHANNEL, type IdentityStore } from '../auth/identity.ts';
+import { isAdminRole, ROLES_CHANNEL, type IdentityStore } from '../auth/identity.ts';
 import type { PermissionCatalogue } from '../permissions/catalogue.ts';
 import type { Actor } from '../shared/context.ts';
 import { cachedPage, type FeedCache, type PageQuery } from '../shared/feed-cache.ts';
@@ -12,7 +13,10 @@ import { assertMayGrant } from './guards.ts';
 import { toRoleJson, type RoleJson } from './schemas.ts';
 
 
-/** Roles: names unique, permissions from the catalogue, system roles fixed, roles in use kept. */
+/**
+ * Roles: names unique within their scope (global, or one organization), permissions from the catalogue, system
+ * roles fixed, roles in use kept.
+ */
 export class RoleService {
   constructor(
     private readonly db: Database,
@@ -22,27 +26,32 @@ export class RoleService {
     private readonly pages: FeedCache<{ rows: RoleWithPermissions[]; total: number }>,
   ) {}
 
-  async list(p: PageQuery) {
-    const { rows, total } = await cachedPage(this.pages, p, (q) => listRoles(this.db, q));
+  /** A page of roles: `org_id` keeps one organization's; a request acting in an organization sees the global roles and that one's. */
+  async list(p: PageQuery & { org_id?: string }, usableIn?: string) {
+    const { rows, total } = await cachedPage(this.pages, p, (q) => listRoles(this.db, q), { org_id: p.org_id, usableIn });
     return page(rows.map(toRoleJson), total, p);
   }
 
 
-  async get(id: string): Promise<RoleJson> {
-    return toRoleJson(await this.load(id));
+  async get(id: string, scope?: string): Promise<RoleJson> {
+    return toRoleJson(await this.load(id, scope));
   }
 
-  async create(input: { name: string; description: string; permissions: string[] }, { caller, req }: Actor): Promise<RoleJson> {
+  async create(input: { name: string; description: string; permissions: string[]; org_id?: string | null }, { caller, req }: Actor): Promise<RoleJson> {
     const permissions = this.checkPermissions(input.permissions);
-    assertMayGrant(caller, [{ name: input.name, permissions }]);
-    await this.checkNameFree(input.name);
+    const orgId = input.org_id ?? null;
+    assertMayGrant(caller, [{ name: input.name, org_id: orgId, permissions }]);
+    if (orgId) await this.checkOrganization(orgId, req.orgId);
     const id = randomUUID();
-    try {
-      await insertRole(this.db, id, { ...input, permissions });
-    } catch (error) {
-      if (this.db.dialect.isUniqueViolation(error)) throw new BadRequestError('role.name_taken');
-      throw error;
-    }
+    await this.db.withLock(roleLockKey(input.name, orgId), async () => {
+      await this.checkNameFree(input.name, orgId);
+      try {
+        await insertRole(this.db, id, { ...input, permissions });
+      } catch (error) {
+        if (this.db.dialect.isUniqueViolation(error)) throw new BadRequestError('role.name_taken');
+        throw error;
+      }
+    });
     await this.identities.changed(ROLES_CHANNEL);
     const role = await this.get(id);
     await this.audit.write({ action: 'create', resource_type: 'role', resource_id: id, actor: caller, req, details: { after: role } });
@@ -50,18 +59,21 @@ export class RoleService {
   }
 
   async update(id: string, input: { name?: string; description?: string; permissions?: string[] }, { caller, req }: Actor): Promise<RoleJson> {
-    const before = toRoleJson(await this.load(id));
+    const before = toRoleJson(await this.load(id, req.orgId));
     if (before.is_system && input.name !== undefined && input.name !== before.name) throw new BadRequestError('role.system_immutable');
-    if (before.name === ADMIN_ROLE && input.permissions !== undefined) throw new BadRequestError('role.system_immutable');
-    if (input.name !== undefined && input.name !== before.name) await this.checkNameFree(input.name, id);
+    if (isAdminRole(before) && input.permissions !== undefined) throw new BadRequestError('role.system_immutable');
+    const renaming = input.name !== undefined && input.name !== before.name;
     const permissions = input.permissions ? this.checkPermissions(input.permissions) : undefined;
-    if (permissions) assertMayGrant(caller, [{ name: before.name, permissions: permissions.filter((p) => !before.permissions.includes(p)) }]);
-    try {
-      await updateRole(this.db, id, { ...input, permissions });
-    } catch (error) {
-      if (this.db.dialect.isUniqueViolation(error)) throw new BadRequestError('role.name_taken');
-      throw error;
-    }
+    if (permissions) assertMayGrant(caller, [{ name: before.name, org_id: before.org_id, permissions: permissions.filter((p) => !before.permissions.includes(p)) }]);
+    await this.db.withLock(renaming ? [roleLockKey(input.name!, before.org_id)] : [], async () => {
+      if (renaming) await this.checkNameFree(input.name!, before.org_id, id);
+      try {
+        await updateRole(this.db, id, { ...input, permissions });
+      } catch (error) {
+        if (this.db.dialect.isUniqueViolation(error)) throw new BadRequestError('role.name_taken');
+        throw error;
+      }
+    });
     await this.identities.changed(ROLES_CHANNEL);
     const after = await this.get(id);
     await this.audit.write({ action: 'update', resource_type: 'role', resource_id: id, actor: caller, req, details: { before, after } });
@@ -69,7 +81,7 @@ export class RoleService {
   }
 
   async remove(id: string, { caller, req }: Actor): Promise<void> {
-    const role = toRoleJson(await this.load(id));
+    const role = toRoleJson(await this.load(id, req.orgId));
     if (role.is_system) throw new BadRequestError('role.system_immutable');
     if (await roleInUse(this.db, id)) throw new BadRequestError('role.in_use');
     await deleteRole(this.db, id);
@@ -77,9 +89,10 @@ export class RoleService {
     await this.audit.write({ action: 'delete', resource_type: 'role', resource_id: id, actor: caller, req, details: { before: role } });
   }
 
-  private async load(id: string): Promise<RoleWithPermissions> {
+  /** A role the request may see: acting in an organization, another organization's roles do not exist. */
+  private async load(id: string, scope?: string): Promise<RoleWithPermissions> {
     const role = await findRoleById(this.db, id);
-    if (!role) throw new NotFoundError('role.not_found');
+    if (!role || (scope && role.org_id && role.org_id !== scope)) throw new NotFoundError('role.not_found');
     return role;
   }
 
@@ -89,7 +102,12 @@ export class RoleService {
     return [...new Set(codes)];
   }
 
-  private async checkNameFree(name: string, exceptId?: string): Promise<void> {
-    if (await roleNameTaken(this.db, name, exceptId)) throw new BadRequestError('role.name_taken');
+  /** An organization's role is made for a live organization; acting in one, only for that one. */
+  private async checkOrganization(orgId: string, scope?: string): Promise<void> {
+    if ((scope && orgId !== scope) || !(await findOrganization(this.db, orgId))) throw fieldError('org_id', 'org.no_such_organization');
+  }
+
+  private async checkNameFree(name: string, orgId: string | null, exceptId?: string): Promise<void> {
+    if (await roleNameTaken(this.db, name, orgId, exceptId)) throw new BadRequestError('role.name_taken');
   }
 }

@@ -6,6 +6,9 @@ export interface RequestInfo {
   userAgent: string;
   locale: string;
   authorization?: string;
+  /** The `X-Scope-OrgID` header as sent; nothing trusts it before the permission middleware has checked it. */
+  orgHeader?: string;
+  /** The organization the request acts in: set from `orgHeader` once the caller was found to belong to it. */
   orgId?: string;
   /** The request's trace id (W3C traceparent or generated), for error answers. */
   traceId?: string;

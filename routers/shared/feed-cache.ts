@@ -48,7 +48,12 @@ export class FeedCache<T> {
 
 export type PageQuery = Pagination & { search?: string };
 
-/** Rows and total of one page of a list, loaded once per query until the cache's channels change. */
-export function cachedPage<T>(cache: FeedCache<{ rows: T[]; total: number }>, p: PageQuery, load: (q: { offset: number; limit: number; search?: string }) => Promise<{ rows: T[]; total: number }>) {
-  return cache.get(JSON.stringify([p.current, p.page_size, p.search ?? '']), () => load({ offset: offsetOf(p), limit: p.page_size, search: p.search }));
+type PageLoad<T, F> = (q: { offset: number; limit: number; search?: string } & F) => Promise<{ rows: T[]; total: number }>;
+
+/**
+ * Rows and total of one page of a list, loaded once per query until the cache's channels change. `filter`
+ * (such as the organization a request acts in) is part of the key and is handed on to `load`.
+ */
+export function cachedPage<T, F extends Record<string, string | undefined> = Record<never, never>>(cache: FeedCache<{ rows: T[]; total: number }>, p: PageQuery, load: PageLoad<T, F>, filter = {} as F) {
+  return cache.get(JSON.stringify([p.current, p.page_size, p.search ?? '', filter]), () => load({ offset: offsetOf(p), limit: p.page_size, search: p.search, ...filter }));
 }

@@ -8,6 +8,9 @@ import type { PasswordResetService } from '../auth/password-reset.ts';
 import type { AuthService } from '../auth/service.ts';
 import type { FileService } from '../files/service.ts';
 import type { Mailer } from '../mail/mailer.ts';
+import type { OAuthService } from '../oauth/service.ts';
+import type { OrganizationService } from '../organizations/service.ts';
+import type { OrgScopes } from '../organizations/scope.ts';
 import type { PermissionCatalogue } from '../permissions/catalogue.ts';
 import type { RoleService } from '../roles/service.ts';
 import type { ScheduleService } from '../schedules/service.ts';
@@ -24,10 +27,14 @@ export interface Services {
   logger: Logger;
   identities: IdentityStore;
   auth: AuthService;
+  oauth: OAuthService;
   passwordReset: PasswordResetService;
   mailer: Mailer;
   users: UserService;
   roles: RoleService;
+  organizations: OrganizationService;
+  /** Checks `X-Scope-OrgID` and what the caller's membership grants there. */
+  orgScopes: OrgScopes;
   permissions: PermissionCatalogue;
   settings: SettingsService;
   smtp: SmtpService;

@@ -3,7 +3,7 @@ import { initTRPC } from '@trpc/server';
 import { TRPC_ERROR_CODES_BY_KEY } from '@trpc/server/rpc';
 import type { OpenApiMeta } from 'trpc-to-openapi';
 import { ForbiddenError } from '../../lib/errors.ts';
-import type { Caller, Context } from './context.ts';
+import type { Caller, Context, RequestInfo } from './context.ts';
 import { toErrorBody } from './error-body.ts';
 
 export interface Meta extends OpenApiMeta {
@@ -44,26 +44,31 @@ export const router = t.router;
 
 export const publicProcedure = t.procedure.meta({ public: true });
 
-/** The caller of the request; the request's span (if traced) is tagged with the user id. */
-async function authenticate(ctx: Context): Promise<Caller> {
+/**
+ * The caller of the request; the request's span (if traced) is tagged with the user id. With `X-Scope-OrgID`
+ * the caller acts in that organization (with its roles' permissions added) and the request carries its id.
+ */
+async function authenticate(ctx: Context): Promise<{ caller: Caller; req: RequestInfo }> {
   const caller = await ctx.services.auth.authenticate(ctx.req);
   trace.getActiveSpan()?.setAttribute('enduser.id', caller.id);
-  return caller;
+  if (ctx.req.orgHeader === undefined) return { caller, req: ctx.req };
+  const scoped = await ctx.services.orgScopes.enter(caller, ctx.req.orgHeader);
+  return { caller: scoped.caller, req: { ...ctx.req, orgId: scoped.orgId } };
 }
 
 /** Any logged-in user (status and session checked). */
 export const authedProcedure = t.procedure.use(async ({ ctx, next }) => {
-  const caller = await authenticate(ctx);
-  return next({ ctx: { ...ctx, caller } });
+  const { caller, req } = await authenticate(ctx);
+  return next({ ctx: { ...ctx, caller, req } });
 });
 
 // Authentication and the permission check are one middleware: every middleware level copies the call
 // options in tRPC, which is measurable on hot list routes.
 function guarded(allowed: (caller: Caller) => boolean, denied: () => Error, permission: string) {
   return t.procedure.meta({ permission }).use(async ({ ctx, next }) => {
-    const caller = await authenticate(ctx);
+    const { caller, req } = await authenticate(ctx);
     if (!allowed(caller)) throw denied();
-    return next({ ctx: { ...ctx, caller } });
+    return next({ ctx: { ...ctx, caller, req } });
   });
 }
 

@@ -8,7 +8,7 @@ const tags = ['Tasks'];
 
 export const tasksRouter = router({
   list: requirePermission('task:list')
-    .meta({ list: true, openapi: { method: 'GET', path: '/tasks', tags, summary: 'Tasks, newest first (search on type and id); admins see all, others their own' } })
+    .meta({ list: true, openapi: { method: 'GET', path: '/tasks', tags, summary: 'Tasks, newest first (search on type and id); admins see all, others their own; with X-Scope-OrgID only that organization\'s' } })
     .input(listTasksInput)
     .output(listOutput(taskSchema))
     .query(({ ctx, input }) => ctx.services.tasks.list(ctx.caller, input, ctx.req.orgId)),
@@ -17,13 +17,13 @@ export const tasksRouter = router({
     .meta({ openapi: { method: 'GET', path: '/tasks/{id}', tags, summary: 'Get a task' } })
     .input(idParam)
     .output(taskSchema)
-    .query(({ ctx, input }) => ctx.services.tasks.get(ctx.caller, input.id)),
+    .query(({ ctx, input }) => ctx.services.tasks.get(ctx.caller, input.id, ctx.req.orgId)),
 
   logs: requirePermission('task:view')
     .meta({ list: true, openapi: { method: 'GET', path: '/tasks/{id}/logs', tags, summary: "A task's execution log, oldest first" } })
     .input(taskLogsInput)
     .output(listOutput(taskLogSchema))
-    .query(({ ctx, input }) => ctx.services.tasks.logs(ctx.caller, input.id, input)),
+    .query(({ ctx, input }) => ctx.services.tasks.logs(ctx.caller, input.id, input, ctx.req.orgId)),
 
   cancel: requirePermission('task:cancel')
     .meta({ openapi: { method: 'POST', path: '/tasks/{id}/cancel', tags, summary: 'Cancel a pending task, or stop a running one (on whichever node runs it)' } })
@@ -50,7 +50,7 @@ export const tasksRouter = router({
     .meta({ openapi: { method: 'GET', path: '/user-tasks', tags, summary: "The caller's recent user tasks (pending, running, or from the last 24 h; newest 10)" } })
     .input(z.object({}))
     .output(z.array(taskSchema))
-    .query(({ ctx }) => ctx.services.tasks.recent(ctx.caller)),
+    .query(({ ctx }) => ctx.services.tasks.recent(ctx.caller, ctx.req.orgId)),
 
   logStorageBackends: requirePermission('system:settings:view')
     .meta({ openapi: { method: 'GET', path: '/system/task-settings/log-storage-backends', tags: ['System settings'], summary: 'Values task_log_storage_backend accepts' } })

@@ -11,8 +11,9 @@ import { offsetOf, page, type Pagination } from '../shared/schemas.ts';
 const RECENT_MS = 24 * 3_600_000;
 
 /**
- * Tasks through the API: an administrator sees every task, anyone else the tasks they created; a task the
- * caller may not see answers 404 like one that does not exist. State changes go through the engine.
+ * Tasks through the API: an administrator sees every task, anyone else the tasks they created; a request acting
+ * in an organization (`orgId`, from X-Scope-OrgID) sees only that organization's. A task the caller may not
+ * see answers 404 like one that does not exist. State changes go through the engine.
  */
 export class TaskService {
   constructor(
@@ -26,21 +27,21 @@ export class TaskService {
     return page(rows.map(toTaskJson), total, p);
   }
 
-  async get(caller: Caller, id: string): Promise<TaskJson> {
+  async get(caller: Caller, id: string, orgId?: string): Promise<TaskJson> {
     const row = await findTask(this.db, id);
-    if (!row || (!caller.isAdmin && row.creator_id !== caller.id)) throw new NotFoundError('task.not_found');
+    if (!row || (!caller.isAdmin && row.creator_id !== caller.id) || (orgId && row.org_id !== orgId)) throw new NotFoundError('task.not_found');
     return toTaskJson(row);
   }
 
-  async logs(caller: Caller, id: string, p: Pagination) {
-    await this.get(caller, id);
+  async logs(caller: Caller, id: string, p: Pagination, orgId?: string) {
+    await this.get(caller, id, orgId);
     const { rows, total } = await this.engine.logs(id, offsetOf(p), p.page_size);
     return page(rows, total, p);
   }
 
   /** The caller's `user` tasks that are pending or running or finished in the last 24 h (newest 10). */
-  async recent(caller: Caller): Promise<TaskJson[]> {
-    return (await listRecentUserTasks(this.db, caller.id, new Date(Date.now() - RECENT_MS), 10)).map(toTaskJson);
+  async recent(caller: Caller, orgId?: string): Promise<TaskJson[]> {
+    return (await listRecentUserTasks(this.db, caller.id, new Date(Date.now() - RECENT_MS), 10, orgId)).map(toTaskJson);
   }
 
   cancel(id: string, actor: Actor): Promise<TaskJson> {
@@ -59,7 +60,7 @@ export class TaskService {
   }
 
   private async change<T extends TaskJson | undefined>(action: AuditAction, id: string, { caller, req }: Actor, apply: () => Promise<T>): Promise<T> {
-    const before = await this.get(caller, id);
+    const before = await this.get(caller, id, req.orgId);
     const after = await apply();
     await this.audit.write({
       action,

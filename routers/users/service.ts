@@ -3,17 +3,18 @@ import type { Database } from '../../db/database.ts';
 import { findRolesByIds } from '../../db/repositories/roles.ts';
 import { revokeUserSessions } from '../../db/repositories/sessions.ts';
 import {
-  findTakenIdentity, findUserById, insertUser, listUsers, setPasswordHash, softDeleteUser, unlockUser, updateUser,
+  findTakenIdentity, findUserById, identityLockKeys, insertUser, listUsers, setPasswordHash, softDeleteUser, unlockUser, updateUser,
   type UserWithRoles,
 } from '../../db/repositories/users.ts';
 import { BadRequestError, fieldError, NotFoundError } from '../../lib/errors.ts';
 import type { AuditWriter } from '../audit/writer.ts';
-import { ADMIN_ROLE, SESSIONS_CHANNEL, USERS_CHANNEL, type IdentityStore } from '../auth/identity.ts';
+import { ADMIN_ROLE, isAdminRole, SESSIONS_CHANNEL, USERS_CHANNEL, type IdentityStore } from '../auth/identity.ts';
 import type { PasswordHasher } from '../auth/password-hash.ts';
 import type { Mailer } from '../mail/mailer.ts';
-import { assertMayGrant, assertMayTakeOver } from '../roles/guards.ts';
+import { assignableRoles } from '../roles/assign.ts';
+import { assertMayGrant, assertMayTakeOver, grantedRoles } from '../roles/guards.ts';
 import type { SettingsService } from '../settings/service.ts';
-import type { Actor, Caller } from '../shared/context.ts';
+import type { Actor, Caller, RequestInfo } from '../shared/context.ts';
 import { cachedPage, type FeedCache, type PageQuery } from '../shared/feed-cache.ts';
 import { page } from '../shared/schemas.ts';
 import { effectiveStatus, toUserJson, type UserJson } from './schemas.ts';
@@ -70,33 +71,45 @@ export class UserService {
 
   async create(input: CreateUser, { caller, req }: Actor): Promise<UserJson> {
     this.checkPasswordLength(input.password);
-    await this.checkUnique(input.username, input.email);
-    const roleIds = await this.checkRoles(input.role_ids ?? [], [], caller);
     const id = randomUUID();
-    try {
-      await insertUser(
-        this.db,
-        {
-          id,
-          username: input.username,
-          email: input.email,
-          password_hash: await this.hasher.hash(input.password),
-          full_name: input.full_name ?? '',
-          avatar: input.avatar ?? '',
-          status: 'active',
-          mfa_enabled: input.mfa_enabled ?? false,
-          locale: req.locale,
-        },
-        roleIds,
-      );
-    } catch (error) {
-      // Two creates racing past checkUnique: the unique index decides.
-      if (this.db.dialect.isUniqueViolation(error)) await this.checkUnique(input.username, input.email);
-      throw error;
-    }
+    // Creates of one name in this process take turns from the check to the insert; across nodes the unique
+    // index decides (engines without one run on a single node).
+    await this.db.withLock(identityLockKeys(input.username, input.email), async () => {
+      await this.checkUnique(input.username, input.email);
+      const roleIds = await assignableRoles(this.db, input.role_ids ?? [], [], caller, null);
+      try {
+        await insertUser(
+          this.db,
+          {
+            id,
+            username: input.username,
+            email: input.email,
+            password_hash: await this.hasher.hash(input.password),
+            full_name: input.full_name ?? '',
+            avatar: input.avatar ?? '',
+            status: 'active',
+            mfa_enabled: input.mfa_enabled ?? false,
+            locale: req.locale,
+          },
+          roleIds,
+        );
+      } catch (error) {
+        // Two nodes' creates racing past checkUnique: the unique index decides.
+        if (this.db.dialect.isUniqueViolation(error)) await this.checkUnique(input.username, input.email);
+        throw error;
+      }
+    });
+    return this.created(id, caller, req);
+  }
+
+  /**
+   * What follows the insert of a user, whoever made it (an administrator, or the user's own first OAuth login):
+   * every node forgets its cached users, the creation is audited, the welcome email goes out when enabled.
+   */
+  async created(id: string, actor: { id: string | null; username: string }, req: RequestInfo, details: Record<string, unknown> = {}): Promise<UserJson> {
     await this.identities.changed(USERS_CHANNEL);
     const user = await this.get(id);
-    await this.audit.write({ action: 'create', resource_type: 'user', resource_id: id, actor: caller, req, details: { after: user } });
+    await this.audit.write({ action: 'create', resource_type: 'user', resource_id: id, actor, req, details: { ...details, after: user } });
     if (this.settings.get<boolean>('welcome_email_enabled')) this.mailer.send({ email: user.email, username: user.username, locale: req.locale }, 'welcome', {});
     return user;
   }
@@ -108,21 +121,22 @@ export class UserService {
     const emailChange = input.email !== undefined && input.email !== before.email;
     const statusChange = input.status !== undefined && input.status !== effectiveStatus(before);
     if (emailChange || statusChange) assertMayTakeOver(caller, { id, roles: grantedRoles(before.roles) });
-    if (input.role_ids) assertMayGrant(caller, grantedRoles(before.roles.filter((r) => !input.role_ids!.includes(r.id)) as UserWithRoles['roles']));
-    if (input.email !== undefined) await this.checkUnique(undefined, input.email, id);
+    if (input.role_ids) assertMayGrant(caller, grantedRoles(before.roles.filter((r) => !input.role_ids!.includes(r.id))));
     const currentRoleIds = before.roles.map((r) => r.id);
-    const roleIds = input.role_ids ? await this.checkRoles(input.role_ids, currentRoleIds, caller) : undefined;
+    const roleIds = input.role_ids ? await assignableRoles(this.db, input.role_ids, currentRoleIds, caller, null) : undefined;
     const disabling = input.status === 'disabled' && effectiveStatus(before) !== 'disabled';
-    const losingAdmin = roleIds !== undefined && isAdmin(before) && !(await findRolesByIds(this.db, roleIds)).some((r) => r.name === ADMIN_ROLE);
+    const losingAdmin = roleIds !== undefined && isAdmin(before) && !(await findRolesByIds(this.db, roleIds)).some(isAdminRole);
     if (disabling && id === caller.id) throw new BadRequestError('user.self_disable');
     const { role_ids: _ignored, ...fields } = input;
-    let done: boolean;
-    try {
-      done = await updateUser(this.db, id, fields, roleIds, (disabling || losingAdmin) && isActiveAdmin(before) ? ADMIN_ROLE : undefined);
-    } catch (error) {
-      if (this.db.dialect.isUniqueViolation(error)) await this.checkUnique(undefined, input.email, id);
-      throw error;
-    }
+    const done = await this.db.withLock(identityLockKeys(undefined, input.email), async () => {
+      if (input.email !== undefined) await this.checkUnique(undefined, input.email, id);
+      try {
+        return await updateUser(this.db, id, fields, roleIds, (disabling || losingAdmin) && isActiveAdmin(before) ? ADMIN_ROLE : undefined);
+      } catch (error) {
+        if (this.db.dialect.isUniqueViolation(error)) await this.checkUnique(undefined, input.email, id);
+        throw error;
+      }
+    });
     if (!done) throw new BadRequestError('user.last_admin');
     // Users first: a request racing this one then meets "invalid user" (E4012), not a revoked session.
     await this.identities.changed(USERS_CHANNEL);
@@ -188,22 +202,9 @@ export class UserService {
     if (taken === 'username') throw new BadRequestError('user.username_taken');
     if (taken === 'email') throw new BadRequestError('user.email_taken');
   }
-
-  /** Every id names an existing role, and the caller may grant the roles not already held. */
-  private async checkRoles(ids: string[], held: string[], caller: Caller): Promise<string[]> {
-    const unique = [...new Set(ids)];
-    const roles = await findRolesByIds(this.db, unique);
-    const missing = unique.find((id) => !roles.some((r) => r.id === id));
-    if (missing) throw new BadRequestError('user.unknown_role', { id: missing });
-    const added = roles.filter((r) => !held.includes(r.id));
-    assertMayGrant(caller, grantedRoles(added));
-    return unique;
-  }
 }
 
-const grantedRoles = (roles: UserWithRoles['roles']) => roles.map((r) => ({ name: r.name, permissions: (r.permissions ?? []).map((p) => p.permission) }));
-
-const isAdmin = (u: UserWithRoles) => (u.roles ?? []).some((r) => r.name === ADMIN_ROLE);
+const isAdmin = (u: UserWithRoles) => (u.roles ?? []).some(isAdminRole);
 
 /** Only an active administrator's removal can leave the service without one. */
 const isActiveAdmin = (u: UserWithRoles) => isAdmin(u) && effectiveStatus(u) === 'active';

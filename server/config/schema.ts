@@ -106,8 +106,10 @@ const oauthProvider = z
     auth_url: z.url(),
     token_url: z.url(),
     user_info_url: z.url(),
-    redirect_url: z.string().optional(),
+    redirect_url: z.url().optional(),
     scopes: z.string().default('openid profile email'),
+    // RFC 6749 §2.3.1: every server must accept HTTP Basic; some only take the secret in the body.
+    token_auth_method: z.enum(['client_secret_basic', 'client_secret_post']).default('client_secret_basic'),
     role_field: z.string().optional(),
     email_field: z.string().default('email'),
     username_field: z.string().default('username'),
@@ -149,15 +151,7 @@ export const configSchema = z
       .prefault({}),
     database: z
       .object({
-        driver: z
-          .enum(DRIVERS)
-          .default('sqlite')
-          .transform((driver, ctx) => {
-            // SPEC names clickhouse; this version has no driver for it, which a start must say in one line.
-            if (driver !== 'clickhouse') return driver;
-            ctx.addIssue({ code: 'custom', message: 'clickhouse is not available in this version; use sqlite, postgres or mysql' });
-            return z.NEVER;
-          }),
+        driver: z.enum(DRIVERS).default('sqlite'),
         table_prefix: z
           .string()
           .regex(/^[A-Za-z0-9_]*$/, 'must be letters, digits and _')
@@ -180,6 +174,11 @@ export const configSchema = z
         enable_compression: bool(true),
       })
       .strict()
+      .superRefine((d, ctx) => {
+        // Several hosts are a ClickHouse cluster (replicas, shards); the driver is single node, single process.
+        if (d.driver === 'clickhouse' && /[,;\s]/.test(d.host.trim()))
+          ctx.addIssue({ code: 'custom', path: ['host'], message: 'the clickhouse driver is single node: give one host, not a cluster' });
+      })
       .prefault({}),
     cache: z.object({ size: int(1000, 0) }).strict().prefault({}),
     jwt: z
@@ -236,7 +235,12 @@ export const configSchema = z
     oauth: z
       .object({
         enabled: bool(false),
-        providers: z.array(oauthProvider).default([]),
+        providers: z
+          .array(oauthProvider)
+          .default([])
+          .refine((list) => new Set(list.map((p) => p.name)).size === list.length, 'provider names must be unique'),
+        // Each call to a provider (token exchange, user info) gets this long.
+        timeout: duration('10s'),
       })
       .strict()
       .prefault({}),
@@ -266,7 +270,14 @@ export const configSchema = z
             header: z.record(z.string(), z.string()).default({}),
             retry: retry.prefault({}),
             tls_config: tlsConfig.optional(),
-            service_config: z.string().optional(),
+            // Checked again by grpc-js when the channel is made (method names, retry policy fields).
+            service_config: z
+              .string()
+              .refine((v) => {
+                const parsed = jsonOrText(v);
+                return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed);
+              }, 'must be a JSON object (a gRPC service config)')
+              .optional(),
           })
           .strict()
           .optional(),
@@ -281,7 +292,14 @@ export const configSchema = z
           ctx.addIssue({ code: 'custom', message: `only one exporter may be configured, found ${blocks.join(' and ')}` });
       }),
   })
-  .strict();
+  .strict()
+  .superRefine((c, ctx) => {
+    // A provider's callback address defaults to server.root_url + /api/auth/oauth/<name>/callback.
+    if (!c.oauth.enabled || c.server.root_url) return;
+    c.oauth.providers.forEach((p, i) => {
+      if (!p.redirect_url) ctx.addIssue({ code: 'custom', path: ['oauth', 'providers', i, 'redirect_url'], message: 'is required when server.root_url is empty' });
+    });
+  });
 
 export type ConsoleConfig = z.output<typeof configSchema>;
 export type ConsoleConfigInput = z.input<typeof configSchema>;

@@ -15,6 +15,7 @@ import { closeConnectionsWhenDraining } from './draining.ts';
 import { sendError } from './envelope.ts';
 import { registerFileRoutes } from './files.ts';
 import { registerMetrics, type Metrics } from './metrics.ts';
+import { registerOAuthRoutes } from './oauth-routes.ts';
 import { loadOpenApiDocument } from './openapi-document.ts';
 import { requestInfo } from './request-info.ts';
 import { registerRateLimits } from './rate-limit.ts';
@@ -93,6 +94,7 @@ export async function buildHttpApp({ config, services, logger, metrics, tracing,
     api.get('/openapi.json', async () => document);
     registerRestRoutes(api, appRouter, createContext);
     registerFileRoutes(api, services);
+    registerOAuthRoutes(api, services);
   }, { prefix: '/api' });
 
   await app.register(fastifyTRPCPlugin, {

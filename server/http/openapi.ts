@@ -2,6 +2,7 @@ import type { AnyTRPCRouter } from '@trpc/server';
 import { generateOpenApiDocument } from 'trpc-to-openapi';
 import { appRouter } from '../../routers/app-router.ts';
 import { fileRouteDocs } from './files.ts';
+import { oauthRouteDocs } from './oauth-routes.ts';
 import { restRoutes } from './rest-adapter.ts';
 
 type Json = Record<string, unknown>;
@@ -16,11 +17,20 @@ const ERROR_SCHEMA = {
   },
 };
 
+/** Every authenticated operation may act in an organization (DESIGN §4). */
+const ORG_HEADER_PARAMETER = {
+  name: 'X-Scope-OrgID',
+  in: 'header',
+  required: false,
+  description: "The organization the request acts in: permissions add the caller's roles there; tasks and audit records made carry it, and task and audit lists show only its own",
+  schema: { type: 'string', format: 'uuid' },
+};
+
 const ERROR_RESPONSES: Record<string, string> = {
   '400': 'E4001: invalid input, naming the field',
   '401': 'E4011: missing or invalid token, or ended session; E4012: the token’s user is deleted, disabled or locked',
-  '403': 'E4031: missing permission',
-  '404': 'E4041: not found or not visible',
+  '403': 'E4031: missing permission, or not a member of the X-Scope-OrgID organization',
+  '404': 'E4041: not found or not visible (also an unknown X-Scope-OrgID organization)',
   '429': 'E4291: rate limited',
   '500': 'E5001: internal error',
 };
@@ -55,20 +65,24 @@ export function buildOpenApiDocument(router: AnyTRPCRouter, opts: { version: str
     const responses: Json = { [status]: { description: 'Success', content: { 'application/json': { schema: wrapped } } } };
     for (const [code, description] of Object.entries(ERROR_RESPONSES)) {
       if (route.meta.public && (code === '401' || code === '403')) continue;
-      if (!route.meta.permission && code === '403') continue;
       responses[code] = { description, content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
     }
     op.responses = responses;
     if (route.meta.public) op.security = [];
-    else op.security = [{ bearerAuth: [] }];
+    else {
+      op.security = [{ bearerAuth: [] }];
+      op.parameters = [...((op.parameters as Json[] | undefined) ?? []), ORG_HEADER_PARAMETER];
+    }
     if (route.meta.permission) op['x-permission'] = route.meta.permission;
   }
   return doc;
 }
 
-/** The service's whole document: every procedure plus the plain file routes. */
+/** The service's whole document: every procedure plus the plain file and OAuth redirect routes. */
 export function serviceDocument(version: string, baseUrl: string): Json {
   const document = buildOpenApiDocument(appRouter, { version, baseUrl });
-  Object.assign(document.paths as object, fileRouteDocs);
+  const paths = document.paths as Record<string, Json>;
+  // Merged per method: the OAuth callback's GET is a plain route, its POST a procedure.
+  for (const [path, item] of Object.entries({ ...fileRouteDocs, ...oauthRouteDocs })) paths[path] = { ...paths[path], ...item };
   return document;
 }

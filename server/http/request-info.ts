@@ -3,6 +3,12 @@ import { pickLocale } from '../../lib/messages/index.ts';
 import { traceIdOf } from '../tracing/http.ts';
 import type { RequestInfo } from '../../routers/shared/context.ts';
 
+/** `X-Scope-OrgID` as sent; an empty one (a client with no organization selected) means none. */
+function orgHeaderOf(value: string | string[] | undefined): string | undefined {
+  const text = typeof value === 'string' ? value.trim() : undefined;
+  return text || undefined;
+}
+
 /** What procedures may know of the HTTP request; `request.ip` honours `server.trust_proxy`. */
 export function requestInfo(request: FastifyRequest): RequestInfo {
   const h = request.headers;
@@ -11,6 +17,7 @@ export function requestInfo(request: FastifyRequest): RequestInfo {
     userAgent: typeof h['user-agent'] === 'string' ? h['user-agent'] : '',
     locale: pickLocale(typeof h['accept-language'] === 'string' ? h['accept-language'] : undefined),
     authorization: typeof h.authorization === 'string' ? h.authorization : undefined,
+    orgHeader: orgHeaderOf(h['x-scope-orgid']),
     traceId: traceIdOf(request),
   };
 }

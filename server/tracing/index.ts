@@ -1,9 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
-import { context, isSpanContextValid, SpanStatusCode, trace, TraceFlags, type Context, type Span, type Tracer } from '@opentelemetry/api';
+import { context, isSpanContextValid, propagation, SpanStatusCode, trace, TraceFlags, type Context, type Span, type SpanContext, type Tracer } from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
-import { resourceFromAttributes } from '@opentelemetry/resources';
-import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import type { BasicTracerProvider, SpanExporter } from '@opentelemetry/sdk-trace-base';
 import type { ConsoleConfig } from '../config/schema.ts';
 import { createExporter } from './exporters.ts';
 
@@ -13,20 +12,22 @@ export interface Tracing {
   readonly tracer: Tracer;
   /** The context of an incoming request: its traceparent's trace, or a new trace id when there is none. */
   incoming(headers: Record<string, string | string[] | undefined>): Context;
-  /** Sends what is buffered, then stops the exporter; a receiver that is down costs at most its timeout. */
+  /** Sends what is buffered and what waits for a retry, then stops the exporter; a receiver that is down costs at most about twice its timeout. */
   shutdown(): Promise<void>;
 }
 
-// The context manager is process-wide (AsyncLocalStorage); tracer providers stay per console, never global,
-// so consoles in one process export to their own receivers.
+const w3c = new W3CTraceContextPropagator();
+
+// The context manager and the propagator are process-wide (AsyncLocalStorage; W3C traceparent on outgoing calls
+// through `propagation.inject`); tracer providers stay per console, never global, so consoles in one process
+// export to their own receivers.
 let contextReady = false;
 function ensureContextManager(): void {
   if (contextReady) return;
   contextReady = true;
   context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+  propagation.setGlobalPropagator(w3c);
 }
-
-const w3c = new W3CTraceContextPropagator();
 const getter = {
   keys: (h: Record<string, unknown>) => Object.keys(h),
   get: (h: Record<string, unknown>, key: string) => h[key] as string | string[] | undefined,
@@ -36,12 +37,21 @@ const getter = {
  * A fresh, non-sampled trace: enough for ids in logs and envelopes when nothing is exported. The ids come from
  * randomUUID, which draws on Node's cached entropy pool; a randomBytes call per request cost ~6% of a list request.
  */
-function newTrace(parent: Context): Context {
-  const traceId = randomUUID().replaceAll('-', '');
-  return trace.setSpanContext(parent, { traceId, spanId: randomUUID().replaceAll('-', '').slice(0, 16), traceFlags: TraceFlags.NONE });
+export function unsampledTrace(): SpanContext {
+  return { traceId: randomUUID().replaceAll('-', ''), spanId: randomUUID().replaceAll('-', '').slice(0, 16), traceFlags: TraceFlags.NONE };
 }
 
 const REPORT_EVERY_MS = 60_000;
+
+/** The SDK, like the exporters, is loaded only when something is exported. */
+async function createProvider(serviceName: string, exporter: SpanExporter): Promise<BasicTracerProvider> {
+  const [{ BasicTracerProvider, BatchSpanProcessor }, { resourceFromAttributes }] = await Promise.all([import('@opentelemetry/sdk-trace-base'), import('@opentelemetry/resources')]);
+  return new BasicTracerProvider({
+    resource: resourceFromAttributes({ 'service.name': serviceName }),
+    // Batching keeps export off the request path; the queue drops spans rather than grow when the receiver is down.
+    spanProcessors: [new BatchSpanProcessor(exporter, { scheduledDelayMillis: 1000, maxQueueSize: 2048, exportTimeoutMillis: 10_000 })],
+  });
+}
 
 export interface TracingOptions {
   /** Where OTEL_EXPORTER_OTLP_(TRACES_)PROTOCOL is read. */
@@ -50,7 +60,7 @@ export interface TracingOptions {
   onError: (error: unknown) => void;
 }
 
-export function createTracing(config: ConsoleConfig['tracing'], { env, onError }: TracingOptions): Tracing {
+export async function createTracing(config: ConsoleConfig['tracing'], { env, onError }: TracingOptions): Promise<Tracing> {
   ensureContextManager();
   let reportedAt = -Infinity;
   // One report a minute: a receiver that is down fails every batch, and the shutdown flush with them.
@@ -59,14 +69,8 @@ export function createTracing(config: ConsoleConfig['tracing'], { env, onError }
     reportedAt = performance.now();
     onError(error ?? new Error('trace export failed'));
   };
-  const exporter = createExporter(config, env, report);
-  const provider = exporter
-    ? new BasicTracerProvider({
-        resource: resourceFromAttributes({ 'service.name': config.service_name }),
-        // Batching keeps export off the request path; the queue drops spans rather than grow when the receiver is down.
-        spanProcessors: [new BatchSpanProcessor(exporter, { scheduledDelayMillis: 1000, maxQueueSize: 2048, exportTimeoutMillis: 10_000 })],
-      })
-    : undefined;
+  const exporter = await createExporter(config, env, report);
+  const provider = exporter ? await createProvider(config.service_name, exporter) : undefined;
   const tracer = provider ? provider.getTracer('console') : trace.getTracer('console-noop');
   let stopped: Promise<void> | undefined;
   return {
@@ -75,7 +79,7 @@ export function createTracing(config: ConsoleConfig['tracing'], { env, onError }
     incoming(headers) {
       const extracted = w3c.extract(context.active(), headers, getter);
       // With a provider the request span starts its own sampled trace; an unsampled made-up parent would stop it recording.
-      return trace.getSpanContext(extracted) || provider ? extracted : newTrace(extracted);
+      return trace.getSpanContext(extracted) || provider ? extracted : trace.setSpanContext(extracted, unsampledTrace());
     },
     shutdown() {
       // The Zipkin exporter defers its send on a timer: without a flush first, shutdown drops the last spans.

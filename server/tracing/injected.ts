@@ -1,7 +1,7 @@
 import { context, SpanKind, trace } from '@opentelemetry/api';
 import type { QueryTracer } from '../../db/options.ts';
 import type { TaskTracer } from '../../engine/types.ts';
-import { endSpan, type Tracing } from './index.ts';
+import { endSpan, unsampledTrace, type Tracing } from './index.ts';
 
 const noQuerySpan = { end() {} };
 
@@ -19,18 +19,23 @@ export function queryTracer(tracing: Tracing): QueryTracer {
   };
 }
 
-/** Each task run is a root span of its own trace: runs happen long after, and on other nodes than, the request that created the task. */
+/**
+ * Each task run is a root span of its own trace: runs happen long after, and on other nodes than, the request that
+ * created the task. Without an exporter the run still gets a trace id of its own, for its log lines.
+ */
 export function taskTracer(tracing: Tracing): TaskTracer {
   return {
     startRun(task) {
-      const span = tracing.tracer.startSpan(`task ${task.type}`, {
-        root: true,
-        kind: SpanKind.CONSUMER,
-        attributes: { 'task.id': task.id, 'task.type': task.type, 'task.category': task.category, 'task.attempt': task.attempt },
-      });
+      const span = tracing.enabled
+        ? tracing.tracer.startSpan(`task ${task.type}`, {
+            root: true,
+            kind: SpanKind.CONSUMER,
+            attributes: { 'task.id': task.id, 'task.type': task.type, 'task.category': task.category, 'task.attempt': task.attempt },
+          })
+        : trace.wrapSpanContext(unsampledTrace());
       const active = trace.setSpan(context.active(), span);
       return {
-        traceId: span.isRecording() ? span.spanContext().traceId : undefined,
+        traceId: span.spanContext().traceId,
         within: (fn) => context.with(active, fn),
         end(outcome, error) {
           span.setAttribute('task.outcome', outcome);

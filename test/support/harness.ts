@@ -10,12 +10,12 @@ import type { ConsoleConfigInput } from '../../server/config/schema.ts';
 export const ADMIN_PASSWORD = 'admin-password-1';
 
 export interface Lane {
-  name: 'sqlite' | 'postgres' | 'mysql';
+  name: 'sqlite' | 'postgres' | 'mysql' | 'clickhouse';
   /** Database keys for a fresh, isolated schema (a unique table prefix on shared servers). */
   database(): NonNullable<ConsoleConfigInput['database']>;
 }
 
-function fromUrl(driver: 'postgres' | 'mysql', raw: string) {
+function fromUrl(driver: 'postgres' | 'mysql' | 'clickhouse', raw: string) {
   const u = new URL(raw);
   return {
     driver,
@@ -29,7 +29,10 @@ function fromUrl(driver: 'postgres' | 'mysql', raw: string) {
 
 const uniquePrefix = () => `t${randomBytes(4).toString('hex')}_`;
 
-/** SQLite always; PostgreSQL and MariaDB when TEST_PG_URL / TEST_MYSQL_URL are set. */
+/**
+ * SQLite always; PostgreSQL, MariaDB and ClickHouse (chdb behind test/support/clickhouse-shim.ts) when
+ * TEST_PG_URL / TEST_MYSQL_URL / TEST_CLICKHOUSE_URL are set.
+ */
 export function lanes(): Lane[] {
   const out: Lane[] = [
     {
@@ -41,6 +44,8 @@ export function lanes(): Lane[] {
   if (pg) out.push({ name: 'postgres', database: () => ({ ...fromUrl('postgres', pg), table_prefix: uniquePrefix(), max_open_connections: 5 }) });
   const my = process.env.TEST_MYSQL_URL;
   if (my) out.push({ name: 'mysql', database: () => ({ ...fromUrl('mysql', my), table_prefix: uniquePrefix(), max_open_connections: 5 }) });
+  const ch = process.env.TEST_CLICKHOUSE_URL;
+  if (ch) out.push({ name: 'clickhouse', database: () => ({ ...fromUrl('clickhouse', ch), table_prefix: uniquePrefix(), max_open_connections: 5 }) });
   return out;
 }
 

@@ -1,6 +1,8 @@
 // Trace receivers written for the tests, all on loopback: OTLP/HTTP (JSON and protobuf, gzip or plain),
-// OTLP/gRPC, and Zipkin v2 JSON. They keep every span and the headers each export arrived with.
-import { createServer, type IncomingHttpHeaders } from 'node:http';
+// OTLP/gRPC, and Zipkin v2 JSON, optionally over TLS. They keep every span and the headers each export arrived with.
+import { createHash } from 'node:crypto';
+import { createServer, type IncomingHttpHeaders, type RequestListener } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { gunzipSync } from 'node:zlib';
 import * as grpc from '@grpc/grpc-js';
@@ -32,6 +34,8 @@ export interface Receiver {
   spans: ReceivedSpan[];
   /** Headers (or gRPC metadata) of every export, in arrival order. */
   headers: Record<string, unknown>[];
+  /** Export requests that reached the receiver, refused ones included. */
+  attempts: number;
   /** Resolves once a span matching `test` has arrived (polls; fails after `ms`). */
   waitFor(test: (s: ReceivedSpan) => boolean, ms?: number): Promise<ReceivedSpan>;
   close(): Promise<void>;
@@ -44,9 +48,28 @@ interface OtlpRequest {
 
 const hex = (id: unknown) => (typeof id === 'string' ? id : Buffer.from(id as Uint8Array).toString('hex')) || undefined;
 
-export async function startReceiver(): Promise<Receiver> {
+export interface ReceiverOptions {
+  /** Serve HTTPS and gRPC over TLS with this key and certificate; with `ca`, clients must present a certificate it signed. */
+  tls?: { key: Buffer; cert: Buffer; ca?: Buffer };
+  /** Refuse each distinct export this many times (HTTP 503, gRPC UNAVAILABLE) before taking it. */
+  refuse?: number;
+  /** Listen for gRPC on this port (a receiver that comes back where one was). */
+  grpcPort?: number;
+}
+
+export async function startReceiver(options: ReceiverOptions = {}): Promise<Receiver> {
   const spans: ReceivedSpan[] = [];
   const headers: Record<string, unknown>[] = [];
+  const refusals = new Map<string, number>();
+  let attempts = 0;
+  /** Counts the attempt; true when this export is to be refused. */
+  const refuse = (raw: Buffer) => {
+    attempts++;
+    const key = createHash('sha256').update(raw).digest('hex');
+    const seen = refusals.get(key) ?? 0;
+    refusals.set(key, seen + 1);
+    return seen < (options.refuse ?? 0);
+  };
   const collect = (via: ReceivedSpan['via'], o: OtlpRequest) => {
     for (const rs of o.resourceSpans ?? [])
       for (const ss of rs.scopeSpans ?? [])
@@ -62,12 +85,17 @@ export async function startReceiver(): Promise<Receiver> {
   };
   const decode = (buf: Buffer, h: IncomingHttpHeaders) => (h['content-encoding'] === 'gzip' ? gunzipSync(buf) : buf);
 
-  const server = createServer((req, res) => {
+  const handle: RequestListener = (req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (d: Buffer) => chunks.push(d));
     req.on('end', () => {
       headers.push({ ...req.headers });
-      const body = decode(Buffer.concat(chunks), req.headers);
+      const raw = Buffer.concat(chunks);
+      if (refuse(raw)) {
+        res.statusCode = 503;
+        return res.end();
+      }
+      const body = decode(raw, req.headers);
       if (req.url === '/v1/traces' && String(req.headers['content-type']).includes('json')) {
         collect('otlp-http-json', JSON.parse(body.toString()) as OtlpRequest);
         res.setHeader('content-type', 'application/json');
@@ -87,7 +115,9 @@ export async function startReceiver(): Promise<Receiver> {
       res.statusCode = 404;
       res.end();
     });
-  });
+  };
+  const tls = options.tls;
+  const server = tls ? createTlsServer({ key: tls.key, cert: tls.cert, ca: tls.ca, requestCert: !!tls.ca, rejectUnauthorized: !!tls.ca }, handle) : createServer(handle);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
 
   const g = new grpc.Server();
@@ -97,22 +127,24 @@ export async function startReceiver(): Promise<Receiver> {
         path: '/opentelemetry.proto.collector.trace.v1.TraceService/Export',
         requestStream: false,
         responseStream: false,
-        requestDeserialize: (b: Buffer) => Request.toObject(Request.decode(b), { longs: String, bytes: Buffer }),
+        requestDeserialize: (b: Buffer) => ({ raw: b, decoded: Request.toObject(Request.decode(b), { longs: String, bytes: Buffer }) }),
         requestSerialize: (o: object) => Buffer.from(Request.encode(o).finish()),
         responseSerialize: () => Buffer.alloc(0),
         responseDeserialize: () => ({}),
       },
     },
     {
-      Export: (call: grpc.ServerUnaryCall<OtlpRequest, object>, cb: grpc.sendUnaryData<object>) => {
+      Export: (call: grpc.ServerUnaryCall<{ raw: Buffer; decoded: OtlpRequest }, object>, cb: grpc.sendUnaryData<object>) => {
         headers.push(call.metadata.getMap());
-        collect('otlp-grpc', call.request);
+        if (refuse(call.request.raw)) return cb({ code: grpc.status.UNAVAILABLE, details: 'refused by the test receiver' });
+        collect('otlp-grpc', call.request.decoded);
         cb(null, {});
       },
     },
   );
+  const grpcCredentials = tls ? grpc.ServerCredentials.createSsl(tls.ca ?? null, [{ private_key: tls.key, cert_chain: tls.cert }], !!tls.ca) : grpc.ServerCredentials.createInsecure();
   const grpcPort = await new Promise<number>((resolve, reject) =>
-    g.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (e, port) => (e ? reject(e) : resolve(port))),
+    g.bindAsync(`127.0.0.1:${options.grpcPort ?? 0}`, grpcCredentials, (e, port) => (e ? reject(e) : resolve(port))),
   );
 
   return {
@@ -120,6 +152,9 @@ export async function startReceiver(): Promise<Receiver> {
     grpc: `127.0.0.1:${grpcPort}`,
     spans,
     headers,
+    get attempts() {
+      return attempts;
+    },
     async waitFor(test, ms = 10_000) {
       const until = Date.now() + ms;
       for (;;) {

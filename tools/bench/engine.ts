@@ -112,6 +112,10 @@ function pgOptions(url: string, prefix: string): DbOptions {
     maxOpenConnections: 10,
     maxIdleConnections: 10,
     connectionLifetimeMs: 30_000,
+    readTimeoutMs: 10_000,
+    dialTimeoutMs: 10_000,
+    maxExecutionTimeMs: 60_000,
+    compression: false,
   };
 }
 

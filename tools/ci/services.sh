@@ -1,13 +1,19 @@
 #!/usr/bin/env bash
 # Throwaway test services for CI and local runs: PostgreSQL on 127.0.0.1:55432 and MariaDB on
-# 127.0.0.1:53306, each with databases app and app2 and user app/app. Data, sockets and logs live in
-# $RUN (default /tmp/console-ci-services). Runs as root without systemd. Also installs Chromium for
-# browser tests and Prometheus for the metrics scrape test (which starts its own server). Usage: tools/ci/services.sh start|stop|env
+# 127.0.0.1:53306, each with databases app and app2 and user app/app; ClickHouse (chdb behind the test
+# shim, test/support/clickhouse-shim.ts) on 127.0.0.1:58123 with database app and user app/app when chdb is
+# installed in $CHDB_PREFIX (default .chdb: npm install --prefix .chdb chdb@3.4.0) and node_modules exists.
+# Data, sockets and logs live in $RUN (default /tmp/console-ci-services). Runs as root without systemd.
+# Also installs Chromium for browser tests and Prometheus for the metrics scrape test (which starts its own
+# server). Usage: tools/ci/services.sh start|stop|env
 set -euo pipefail
 
 RUN=${RUN:-/tmp/console-ci-services}
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+CHDB_PREFIX=${CHDB_PREFIX:-$ROOT/.chdb}
 PG_PORT=55432
 MY_PORT=53306
+CH_PORT=58123
 PACKAGES=(postgresql mariadb-server chromium prometheus)
 
 log() { echo "services: $*" >&2; }
@@ -82,20 +88,42 @@ start_my() {
     CREATE USER 'app'@'localhost' IDENTIFIED BY 'app'; GRANT ALL ON *.* TO 'app'@'localhost';"
 }
 
+# True when the clickhouse lane can run here: chdb installed in its prefix, tsx installed for the shim.
+ch_available() { [ -d "$CHDB_PREFIX/node_modules/chdb" ] && [ -d "$ROOT/node_modules/tsx" ]; }
+
+start_ch() {
+  local d=$RUN/ch
+  if ! ch_available; then
+    log "clickhouse lane off: chdb is not installed in $CHDB_PREFIX (npm install --prefix $CHDB_PREFIX chdb@3.4.0)"
+    return 0
+  fi
+  mkdir -p "$d"
+  # exec: the background job is node itself, so $! is the shim's pid.
+  (cd "$ROOT" && CHDB_PREFIX=$CHDB_PREFIX exec node --import tsx test/support/clickhouse-shim.ts "$d/data" $CH_PORT app:app app) \
+    </dev/null >"$d/log" 2>&1 &
+  echo $! >"$d/pid"
+  wait_for port_busy $CH_PORT || { log "clickhouse shim did not come up"; cat "$d/log" >&2; return 1; }
+}
+
+# Signals the pid in $1 only if it still is the process we started (a stale pid file may name another by now).
+stop_pid() {
+  local file=$1 pattern=$2 p
+  [ -f "$file" ] || return 0
+  p=$(cat "$file")
+  if tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | grep -q -- "$pattern"; then
+    kill "$p"
+    wait_for test ! -e "/proc/$p" || log "$pattern $p did not stop"
+  fi
+  rm -f "$file"
+}
+
 stop() {
-  local pgdata=$RUN/pg/data p
+  local pgdata=$RUN/pg/data
   if [ -f "$pgdata/postmaster.pid" ]; then
     runuser -u postgres -- "$(pg_bin)/pg_ctl" -D "$pgdata" -m fast -w stop >/dev/null 2>&1 || true
   fi
-  if [ -f "$RUN/my/pid" ]; then
-    p=$(cat "$RUN/my/pid")
-    # Only signal the pid if it still is mariadbd (a stale pid file may name another process by now).
-    if [ "$(cat "/proc/$p/comm" 2>/dev/null)" = mariadbd ]; then
-      kill "$p"
-      wait_for test ! -e "/proc/$p" || log "mariadbd $p did not stop"
-    fi
-    rm -f "$RUN/my/pid"
-  fi
+  stop_pid "$RUN/my/pid" mariadbd
+  stop_pid "$RUN/ch/pid" clickhouse-shim
 }
 
 start() {
@@ -104,21 +132,26 @@ start() {
   install_missing
   stop   # servers left over from an earlier run with the same $RUN
   local port
-  for port in $PG_PORT $MY_PORT; do
+  for port in $PG_PORT $MY_PORT $CH_PORT; do
     if port_busy $port; then
       log "127.0.0.1:$port is still taken by a process not started from $RUN; stop it first"
       return 1
     fi
   done
-  rm -rf "${RUN:?}/pg" "${RUN:?}/my"
+  rm -rf "${RUN:?}/pg" "${RUN:?}/my" "${RUN:?}/ch"
   start_pg
   start_my
-  log "postgres 127.0.0.1:$PG_PORT, mariadb 127.0.0.1:$MY_PORT (databases app, app2; user app)"
+  start_ch
+  log "postgres 127.0.0.1:$PG_PORT, mariadb 127.0.0.1:$MY_PORT (databases app, app2; user app)$([ -f "$RUN/ch/pid" ] && echo ", clickhouse http://127.0.0.1:$CH_PORT (database app; user app)")"
 }
 
 print_env() {
   echo "export TEST_PG_URL=postgres://app:app@127.0.0.1:$PG_PORT/app"
   echo "export TEST_MYSQL_URL=mysql://app:app@127.0.0.1:$MY_PORT/app"
+  # Only while the shim runs: without it the clickhouse lane is left out rather than failing.
+  if [ -f "$RUN/ch/pid" ] && [ -e "/proc/$(cat "$RUN/ch/pid")" ]; then
+    echo "export TEST_CLICKHOUSE_URL=http://app:app@127.0.0.1:$CH_PORT/app"
+  fi
 }
 
 case "${1:-}" in

@@ -1,0 +1,32 @@
+import { z } from 'zod';
+import { loginResult } from '../auth/router.ts';
+import { publicProcedure, router } from '../shared/trpc.ts';
+import { callbackParams, providerName, providerSchema } from './schemas.ts';
+
+const tags = ['Authentication'];
+
+// `GET /auth/oauth/{name}/authorize` and the browser's `GET .../callback` answer redirects, so they are plain
+// Fastify routes (server/http/oauth-routes.ts) calling the same service; these two are JSON.
+export const oauthRouter = router({
+  providers: publicProcedure
+    .meta({ openapi: { method: 'GET', path: '/auth/oauth/providers', tags, summary: 'The OAuth providers a login page can offer (none while oauth.enabled is false)' } })
+    .input(z.object({}))
+    .output(z.array(providerSchema))
+    .query(({ ctx }) => ctx.services.oauth.list()),
+
+  callback: publicProcedure
+    .meta({
+      openapi: {
+        method: 'POST',
+        path: '/auth/oauth/{name}/callback',
+        tags,
+        summary: 'Finish an OAuth login from a single-page app: post the code and state the provider sent to redirect_url; answers as POST /auth/login',
+      },
+    })
+    .input(callbackParams.extend({ name: providerName }))
+    .output(loginResult)
+    .mutation(({ ctx, input }) => {
+      const { name, ...params } = input;
+      return ctx.services.oauth.callback(name, params, ctx.req);
+    }),
+});

@@ -1,0 +1,72 @@
+import type { FastifyInstance } from 'fastify';
+import { callbackParams } from '../../routers/oauth/schemas.ts';
+import type { Services } from '../../routers/shared/services.ts';
+import { requestInfo } from './request-info.ts';
+
+/**
+ * The two OAuth steps a browser walks through, which answer redirects: tRPC procedures answer JSON only, so
+ * these are plain Fastify routes calling the OAuth service (the JSON steps are procedures in routers/oauth).
+ * Registered inside the /api scope, so failures answer with the error envelope.
+ */
+export function registerOAuthRoutes(api: FastifyInstance, services: Services): void {
+  api.get('/auth/oauth/:name/authorize', async (request, reply) => {
+    const { name } = request.params as { name: string };
+    return reply.header('cache-control', 'no-store').redirect(await services.oauth.authorize(name), 302);
+  });
+
+  api.get('/auth/oauth/:name/callback', async (request, reply) => {
+    const { name } = request.params as { name: string };
+    const result = await services.oauth.callback(name, callbackParams.parse(request.query), requestInfo(request));
+    reply.header('cache-control', 'no-store');
+    const landing = services.oauth.landingUrl(result);
+    return landing ? reply.redirect(landing, 302) : { code: '0', data: result };
+  });
+}
+
+const errorRef = { content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
+const nameParam = { name: 'name', in: 'path', required: true, schema: { type: 'string' }, description: 'The provider’s `name` in `oauth.providers`' };
+const location = { Location: { schema: { type: 'string', format: 'uri' } } };
+
+/** The routes' entries in the OpenAPI document (plain Fastify routes are not generated from procedures). */
+export const oauthRouteDocs = {
+  '/auth/oauth/{name}/authorize': {
+    get: {
+      tags: ['Authentication'],
+      summary: 'Start an OAuth login: redirects the browser to the provider with a signed, single-use state (valid 10 minutes) and a PKCE S256 challenge',
+      parameters: [nameParam],
+      security: [],
+      responses: {
+        '302': { description: 'To the provider’s authorization page', headers: location },
+        '404': { description: 'E4041: OAuth is disabled, or no such provider', ...errorRef },
+      },
+    },
+  },
+  '/auth/oauth/{name}/callback': {
+    get: {
+      tags: ['Authentication'],
+      summary: 'Where the provider sends the browser back (the redirect_url to register). With server.root_url set it redirects to `<root_url>/#token=<jwt>`; otherwise it answers as POST /auth/login',
+      parameters: [
+        nameParam,
+        { name: 'state', in: 'query', required: true, schema: { type: 'string' } },
+        { name: 'code', in: 'query', required: false, schema: { type: 'string' }, description: 'Present when the user allowed the login' },
+        { name: 'error', in: 'query', required: false, schema: { type: 'string' }, description: 'Present when the provider refused it (e.g. `access_denied`)' },
+      ],
+      security: [],
+      responses: {
+        '200': {
+          description: 'Logged in (no server.root_url)',
+          content: {
+            'application/json': {
+              schema: { type: 'object', required: ['code', 'data'], properties: { code: { type: 'string', const: '0' }, data: { $ref: '#/components/schemas/LoginResult' } } },
+            },
+          },
+        },
+        '302': { description: 'Logged in: to `<server.root_url>/#token=<jwt>`', headers: location },
+        '400': { description: 'E4001: state missing, invalid, expired or already used', ...errorRef },
+        '401': { description: 'E4011: the provider refused the login or the code; no account for it; account disabled or locked', ...errorRef },
+        '404': { description: 'E4041: OAuth is disabled, or no such provider', ...errorRef },
+        '503': { description: 'E5031: the provider could not be reached or answered with an error', ...errorRef },
+      },
+    },
+  },
+};

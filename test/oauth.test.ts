@@ -1,0 +1,422 @@
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { decodeJwt, SignJWT } from 'jose';
+import { ConfigError, loadConfig } from '../server/config/load.ts';
+import type { ConsoleConfigInput } from '../server/config/schema.ts';
+import { readPath } from '../routers/oauth/field-mapping.ts';
+import { captureLogs, lanes, startConsole, type Reply, type TestConsole } from './support/harness.ts';
+import { assertError, createUser, ok, unique } from './support/identity.ts';
+import {
+  approve, browse, closedPort, devInteractionForm, freePort, startMockProvider, startOidcProvider, startSilentServer,
+  type MockProvider, type OidcProvider, type ProviderUrls,
+} from './support/oauth-providers.ts';
+
+const JWT_SECRET = 'oauth-test-jwt-secret-0123456789';
+const CLIENT = { id: 'console-client', secret: 'client-secret-never-shown' };
+const POST_CLIENT = { id: 'console-post-client', secret: 'post-secret-never-shown' };
+const ROOT_URL = 'https://console.example/app';
+const TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
+
+type Provider = NonNullable<NonNullable<ConsoleConfigInput['oauth']>['providers']>[number];
+
+/** A provider key registered with the mock client; the callback address is never fetched (the tests call it). */
+const provider = (name: string, urls: ProviderUrls, extra: Partial<Provider> = {}): Provider => ({
+  name,
+  client_id: CLIENT.id,
+  client_secret: CLIENT.secret,
+  ...urls,
+  redirect_url: `http://console.test/api/auth/oauth/${name}/callback`,
+  ...extra,
+});
+
+for (const lane of lanes()) {
+  describe(`oauth [${lane.name}]`, () => {
+    let mock: MockProvider;
+    let oidc: OidcProvider;
+    let silent: Awaited<ReturnType<typeof startSilentServer>>;
+    let t: TestConsole;
+    /** A second node on the same database, with server.root_url set. */
+    let node2: TestConsole;
+    let admin: string;
+    let base: string;
+    const logs = captureLogs('debug');
+
+    before(async () => {
+      mock = await startMockProvider([CLIENT, POST_CLIENT]);
+      silent = await startSilentServer();
+      const port = await freePort();
+      base = `http://127.0.0.1:${port}`;
+      oidc = await startOidcProvider({ ...CLIENT, redirectUri: `${base}/api/auth/oauth/oidc/callback` }, {
+        alice: { email: 'alice@example.test', email_verified: true, name: 'Alice Admin', preferred_username: 'alice' },
+      });
+      const oauth = {
+        enabled: true,
+        timeout: '500ms',
+        providers: [
+          provider('mock', mock.urls, {
+            display_name: 'Mock',
+            icon_url: 'https://icons.example/mock.svg',
+            auto_create_user: true,
+            email_field: 'profile.email',
+            username_field: 'login',
+            full_name_field: 'profile.name',
+            avatar_field: 'picture',
+            role_field: 'groups',
+          }),
+          provider('strict', mock.urls),
+          provider('post', mock.urls, { client_id: POST_CLIENT.id, client_secret: POST_CLIENT.secret, token_auth_method: 'client_secret_post', auto_create_user: true }),
+          provider('wrongsecret', mock.urls, { client_secret: 'not-the-secret', auto_create_user: true }),
+          provider('down', { ...mock.urls, token_url: `http://127.0.0.1:${await closedPort()}/token` }, { auto_create_user: true }),
+          provider('slow', { ...mock.urls, token_url: `${silent.url}/token` }, { auto_create_user: true }),
+          provider('oidc', oidc.urls, { redirect_url: `${base}/api/auth/oauth/oidc/callback`, username_field: 'preferred_username', full_name_field: 'name', auto_create_user: true }),
+        ],
+      };
+      t = await startConsole(
+        lane,
+        { server: { port }, jwt: { secret: JWT_SECRET }, oauth, tracing: { file: { path: join(mkdtempSync(join(tmpdir(), 'oauth-spans-')), 'spans.jsonl') } } },
+        { logger: logs.logger },
+      );
+      await t.c.listen();
+      node2 = await startConsole(lane, { database: t.database, server: { root_url: ROOT_URL }, jwt: { secret: JWT_SECRET }, oauth }, {}, { keepTables: true });
+      admin = await t.login();
+    });
+    after(async () => {
+      await node2?.close();
+      await t?.close();
+      await Promise.all([mock?.close(), oidc?.close(), silent?.close()]);
+    });
+
+    /** Starts a login at `node` and lets the mock provider answer: what it sends the browser back with. */
+    async function authorizeAt(node: TestConsole, name: string) {
+      const res = await node.request('GET', `/api/auth/oauth/${name}/authorize`);
+      assert.equal(res.status, 302, res.text);
+      const location = new URL(String(res.headers.location));
+      const back = await approve(location.href);
+      return { location, code: back.searchParams.get('code'), state: back.searchParams.get('state')!, error: back.searchParams.get('error') };
+    }
+    const postCallback = (node: TestConsole, name: string, body: Record<string, unknown>, headers?: Record<string, string>) =>
+      node.request('POST', `/api/auth/oauth/${name}/callback`, { body, headers });
+    async function loginAt(name: string, node = t): Promise<Reply> {
+      const { code, state } = await authorizeAt(node, name);
+      return postCallback(node, name, { code, state });
+    }
+    const userCount = async () => (await t.request('GET', '/api/users?page_size=1', { token: admin })).body.total as number;
+    const links = (provider: string, subject: string) => t.c.db.knex(t.c.db.t.oauthIdentities).where({ provider, subject }).select('user_id');
+    const audit = async (action: string) => ok<any[]>(await t.request('GET', `/api/audit-logs?action=${action}&page_size=100`, { token: admin }));
+
+    test('providers are listed without secrets; an unknown provider is 404 E4041', async () => {
+      const list = ok<any[]>(await t.request('GET', '/api/auth/oauth/providers'));
+      assert.deepEqual(list.find((p) => p.name === 'mock'), { name: 'mock', display_name: 'Mock', icon_url: 'https://icons.example/mock.svg' });
+      assert.deepEqual(list.find((p) => p.name === 'strict'), { name: 'strict', display_name: 'strict', icon_url: null });
+      for (const secret of [CLIENT.secret, POST_CLIENT.secret]) assert.ok(!JSON.stringify(list).includes(secret));
+      assertError(await t.request('GET', '/api/auth/oauth/nope/authorize'), 404, 'E4041');
+      assertError(await postCallback(t, 'nope', { code: 'c', state: 's' }), 404, 'E4041');
+      assertError(await t.request('GET', '/api/auth/oauth/nope/callback?code=c&state=s'), 404, 'E4041');
+    });
+
+    test('authorize redirects to the provider with a signed, expiring state and a PKCE S256 challenge', async () => {
+      const res = await t.request('GET', '/api/auth/oauth/mock/authorize');
+      assert.equal(res.status, 302);
+      const location = new URL(String(res.headers.location));
+      assert.equal(`${location.origin}${location.pathname}`, mock.urls.auth_url);
+      const q = location.searchParams;
+      assert.equal(q.get('response_type'), 'code');
+      assert.equal(q.get('client_id'), CLIENT.id);
+      assert.equal(q.get('redirect_uri'), 'http://console.test/api/auth/oauth/mock/callback');
+      assert.equal(q.get('scope'), 'openid profile email');
+      assert.equal(q.get('code_challenge_method'), 'S256');
+      assert.match(q.get('code_challenge')!, /^[A-Za-z0-9_-]{43}$/);
+      const claims = decodeJwt(q.get('state')!);
+      assert.ok(claims.exp! - claims.iat! > 0 && claims.exp! - claims.iat! <= 600, 'the state expires within 10 minutes');
+      assert.ok(!location.href.includes(CLIENT.secret));
+      const other = new URL(String((await t.request('GET', '/api/auth/oauth/mock/authorize')).headers.location)).searchParams;
+      assert.notEqual(other.get('state'), q.get('state'));
+      assert.notEqual(other.get('code_challenge'), q.get('code_challenge'));
+    });
+
+    test('first login with auto_create_user: custom and nested fields, mapped roles, a session, audit records', async () => {
+      const name = unique('ann');
+      mock.user = {
+        sub: `sub-${name}`,
+        login: name,
+        profile: { email: `${name}@corp.test`, name: 'Ann Example' },
+        picture: 'https://img.example/ann.png',
+        groups: ['operator', 'no-such-role'],
+        email: 'decoy@wrong.test',
+        username: 'decoy',
+      };
+      const before = await userCount();
+      const { location, code, state } = await authorizeAt(t, 'mock');
+      const data = ok(await postCallback(t, 'mock', { code, state }));
+      assert.match(data.token, /^ey/);
+      assert.ok(!Number.isNaN(Date.parse(data.expires_at)));
+      assert.equal(data.user.username, name);
+      assert.equal(data.user.email, `${name}@corp.test`);
+      assert.equal(data.user.full_name, 'Ann Example');
+      assert.equal(data.user.avatar, 'https://img.example/ann.png');
+      assert.deepEqual(data.user.roles.map((r: { name: string }) => r.name), ['operator'], 'unknown role names are ignored');
+      assert.ok(data.user.last_login_at);
+      assert.equal(await userCount(), before + 1);
+
+      const exchange = mock.tokenRequests.at(-1)!;
+      assert.equal(createHash('sha256').update(exchange.body.code_verifier!).digest('base64url'), location.searchParams.get('code_challenge'), 'the PKCE verifier matches the challenge');
+      assert.equal(exchange.body.redirect_uri, location.searchParams.get('redirect_uri'));
+      assert.match(String(exchange.headers.authorization), /^Basic /, 'client_secret_basic by default');
+      assert.equal(exchange.body.client_secret, undefined);
+
+      const me = ok(await t.request('GET', '/api/auth/me', { token: data.token }));
+      assert.equal(me.id, data.user.id);
+      assert.ok(me.permissions.includes('task:list'), 'the mapped role grants its permissions');
+      const login = (await audit('oauth_login')).find((r) => r.user_id === data.user.id);
+      assert.ok(login, 'the login is audited');
+      assert.equal(login.details.provider, 'mock');
+      assert.equal(login.resource_type, 'session');
+      const created = (await audit('create')).find((r) => r.resource_id === data.user.id);
+      assert.equal(created?.details.provider, 'mock');
+
+      // The account stays linked by its subject, whatever its email or login name become.
+      mock.user = { ...mock.user, login: 'renamed', profile: { email: 'moved@corp.test' } };
+      const again = ok(await loginAt('mock'));
+      assert.equal(again.user.id, data.user.id);
+      assert.equal(again.user.username, name);
+      assert.equal(await userCount(), before + 1);
+      assert.equal((await links('mock', `sub-${name}`)).length, 1);
+    });
+
+    test('without auto_create_user an unknown account gets 401 E4011; nothing is created; the failure is audited', async () => {
+      const name = unique('bob');
+      mock.user = { sub: `sub-${name}`, email: `${name}@corp.test`, email_verified: true, username: name };
+      const before = await userCount();
+      assertError(await loginAt('strict'), 401, 'E4011', /no account is linked/);
+      assert.equal(await userCount(), before);
+      assert.equal((await links('strict', `sub-${name}`)).length, 0);
+      const failure = (await audit('oauth_login_failed')).find((r) => r.details.provider === 'strict' && /no account/.test(String(r.details.reason)));
+      assert.ok(failure, 'the refusal is audited');
+      assert.equal(failure.status, 'failure');
+    });
+
+    test('an existing user is matched by email only when the provider says the email is verified', async () => {
+      const existing = await createUser(t, admin);
+      const subject = `sub-${existing.username}`;
+      const before = await userCount();
+      mock.user = { sub: subject, email: existing.email.toUpperCase(), username: 'someone', email_verified: false };
+      assertError(await loginAt('post'), 401, 'E4011', /verified/);
+      assert.equal(await userCount(), before, 'no second account with that email, although auto_create_user is on');
+      assert.equal((await links('post', subject)).length, 0);
+
+      mock.user = { ...mock.user, email_verified: true };
+      assert.equal(ok(await loginAt('strict')).user.id, existing.id);
+      assert.deepEqual(await links('strict', subject), [{ user_id: existing.id }]);
+      // Linked now: the email no longer matters.
+      mock.user = { sub: subject, email: 'elsewhere@corp.test', email_verified: false };
+      assert.equal(ok(await loginAt('strict')).user.id, existing.id);
+      assert.equal(await userCount(), before);
+    });
+
+    test('usernames: a taken one gets a number, invalid characters are replaced, the email serves when there is none', async () => {
+      const tag = unique('');
+      const loginAs = async (login: string | undefined, email: string) => {
+        mock.user = { sub: `S${tag}${email.length}`, ...(login === undefined ? {} : { login }), profile: { email } };
+        return ok(await loginAt('mock')).user.username as string;
+      };
+      assert.equal(await loginAs('admin', `a${tag}@corp.test`), 'admin-2');
+      assert.equal(await loginAs('admin', `bb${tag}@corp.test`), 'admin-3');
+      assert.equal(await loginAs(`José Müller ${tag}!`, `ccc${tag}@corp.test`), `Jose-Muller-${tag}`);
+      assert.equal(await loginAs(undefined, `x.y+${tag}@corp.test`), `x.y-${tag}`);
+      // Neither the login nor the email's "zz" make a valid name: the account id does.
+      assert.equal(await loginAs('-', 'zz@corp.test'), `user-S${tag}12`);
+    });
+
+    test('a state works once: a replay is refused on the same node and on another one, also when racing', async () => {
+      const name = unique('cy');
+      mock.user = { sub: `sub-${name}`, login: name, profile: { email: `${name}@corp.test` } };
+      const first = await authorizeAt(t, 'mock');
+      ok(await postCallback(node2, 'mock', { code: first.code, state: first.state }));
+      const exchanges = mock.tokenRequests.length;
+      assertError(await postCallback(t, 'mock', { code: first.code, state: first.state }), 400, 'E4001', /^state: /);
+      assertError(await postCallback(node2, 'mock', { code: first.code, state: first.state }), 400, 'E4001', /^state: /);
+      assert.equal(mock.tokenRequests.length, exchanges, 'a replay never reaches the provider');
+
+      const second = await authorizeAt(node2, 'mock');
+      const raced = await Promise.all([t, node2, t, node2].map((node) => postCallback(node, 'mock', { code: second.code, state: second.state })));
+      assert.deepEqual(raced.map((r) => r.status).sort(), [200, 400, 400, 400]);
+    });
+
+    test('invalid, foreign, forged and expired states are refused with 400 E4001 before the provider is asked', async () => {
+      const exchanges = mock.tokenRequests.length;
+      const refused = async (state: string | undefined) => assertError(await postCallback(t, 'mock', { code: 'a-code', state }), 400, 'E4001', /^state: /);
+      await refused('not-a-jwt');
+      await refused(undefined);
+      await refused(await t.login());
+      const foreign = await authorizeAt(t, 'strict');
+      await refused(foreign.state);
+
+      const key = new TextEncoder().encode(JWT_SECRET);
+      const real = await authorizeAt(t, 'mock');
+      const claims = decodeJwt(real.state);
+      const resign = (exp: number, jti = claims.jti!) => new SignJWT({ ...claims, jti }).setProtectedHeader({ alg: 'HS256' }).setExpirationTime(exp).sign(key);
+      await refused(await resign(Math.floor(Date.now() / 1000) - 5));
+      await refused(await resign(claims.exp!, 'never-issued'));
+      await refused(await new SignJWT(claims).setProtectedHeader({ alg: 'HS256' }).sign(new TextEncoder().encode('another-secret-0123456789abcdef')));
+      // The pending login's own row expires too.
+      await t.c.db.knex(t.c.db.t.oauthStates).update({ expires_at: t.c.db.dialect.toDbTime(new Date(Date.now() - 1000)) });
+      await refused(real.state);
+      assert.equal(mock.tokenRequests.length, exchanges);
+    });
+
+    test('a provider error (access_denied) gets 401 E4011 naming it; nothing is created; the state is used up', async () => {
+      const before = await userCount();
+      mock.denyNext('access_denied');
+      const { code, state, error } = await authorizeAt(t, 'mock');
+      assert.equal(error, 'access_denied');
+      assert.equal(code, null);
+      const exchanges = mock.tokenRequests.length;
+      assertError(await t.request('GET', `/api/auth/oauth/mock/callback?error=access_denied&state=${encodeURIComponent(state)}`), 401, 'E4011', /access_denied/);
+      assertError(await t.request('GET', `/api/auth/oauth/mock/callback?state=${encodeURIComponent(state)}&code=late`), 400, 'E4001', /^state: /);
+      assertError(await postCallback(t, 'mock', { state }), 400, 'E4001', /^code: /);
+      assert.equal(mock.tokenRequests.length, exchanges);
+      assert.equal(await userCount(), before);
+    });
+
+    test('a provider that is down, hangs or refuses the client gets 503 E5031, quickly, and nothing is created', async () => {
+      mock.user = { sub: `sub-${unique()}`, email: `${unique()}@corp.test` };
+      const before = await userCount();
+      for (const [name, message] of [['down', /could not be reached/], ['slow', /could not be reached/], ['wrongsecret', /HTTP 401/]] as const) {
+        const started = performance.now();
+        const res = await loginAt(name);
+        assertError(res, 503, 'E5031', message);
+        assert.ok(performance.now() - started < 3000, `${name} answered within the timeout`);
+        assert.doesNotMatch(res.text, /ECONN|fetch|stack|at \w+ \(/);
+      }
+      assert.equal(await userCount(), before);
+    });
+
+    test('a user info without the email field gets 401 E4011 naming the field', async () => {
+      const before = await userCount();
+      mock.user = { sub: `sub-${unique()}`, login: unique('noemail'), email: 'top-level@corp.test' };
+      assertError(await loginAt('mock'), 401, 'E4011', /profile\.email/);
+      mock.user = { sub: `sub-${unique()}`, login: unique('noemail'), profile: { email: 'not an email' } };
+      assertError(await loginAt('mock'), 401, 'E4011', /profile\.email/);
+      assert.equal(await userCount(), before);
+    });
+
+    test('a disabled or deleted linked user cannot log in through OAuth', async () => {
+      const name = unique('dee');
+      mock.user = { sub: `sub-${name}`, login: name, profile: { email: `${name}@corp.test` } };
+      const { user, token } = ok(await loginAt('mock'));
+      ok(await t.request('PUT', `/api/users/${user.id}`, { token: admin, body: { status: 'disabled' } }));
+      assertError(await loginAt('mock'), 401, 'E4011', /disabled/);
+      const refused = (await audit('oauth_login_failed')).find((r) => r.user_id === user.id);
+      assert.match(String(refused?.details.reason), /disabled/);
+      assertError(await t.request('GET', '/api/auth/me', { token }), 401, 'E4012');
+      ok(await t.request('DELETE', `/api/users/${user.id}`, { token: admin }));
+      const before = await userCount();
+      assertError(await loginAt('mock'), 401, 'E4011', /deleted/);
+      assert.equal(await userCount(), before, 'no new account replaces the deleted one');
+    });
+
+    test('client_secret_post sends the client credentials in the form', async () => {
+      mock.user = { sub: `sub-${unique()}`, email: `${unique('p')}@corp.test`, username: unique('p') };
+      ok(await loginAt('post'));
+      const exchange = mock.tokenRequests.at(-1)!;
+      assert.equal(exchange.body.client_id, POST_CLIENT.id);
+      assert.equal(exchange.body.client_secret, POST_CLIENT.secret);
+      assert.equal(exchange.headers.authorization, undefined);
+    });
+
+    test('GET callback: the JSON answer without server.root_url, a redirect to <root_url>/#token= with it', async () => {
+      const name = unique('gus');
+      mock.user = { sub: `sub-${name}`, login: name, profile: { email: `${name}@corp.test` } };
+      const plain = await authorizeAt(t, 'mock');
+      const json = ok(await t.request('GET', `/api/auth/oauth/mock/callback?code=${plain.code}&state=${encodeURIComponent(plain.state)}&iss=ignored`));
+      assert.equal(json.user.username, name);
+
+      const browser = await authorizeAt(node2, 'mock');
+      const res = await node2.request('GET', `/api/auth/oauth/mock/callback?code=${browser.code}&state=${encodeURIComponent(browser.state)}`);
+      assert.equal(res.status, 302, res.text);
+      const location = String(res.headers.location);
+      assert.ok(location.startsWith(`${ROOT_URL}/#token=`), location);
+      const token = decodeURIComponent(location.slice(`${ROOT_URL}/#token=`.length));
+      assert.equal(ok(await t.request('GET', '/api/auth/me', { token })).username, name);
+    });
+
+    test('the token exchange carries the traceparent of the request’s trace', async () => {
+      mock.user = { sub: `sub-${unique()}`, login: unique('tr'), profile: { email: `${unique('tr')}@corp.test` } };
+      const { code, state } = await authorizeAt(t, 'mock');
+      ok(await postCallback(t, 'mock', { code, state }, { traceparent: `00-${TRACE}-00f067aa0ba902b7-01` }));
+      assert.match(String(mock.tokenRequests.at(-1)!.headers.traceparent), new RegExp(`^00-${TRACE}-[0-9a-f]{16}-01$`));
+    });
+
+    test('end to end through a real OpenID provider: login form, consent, callback', async () => {
+      const res = await browse(`${base}/api/auth/oauth/oidc/authorize`, devInteractionForm('alice'));
+      assert.equal(res.status, 200, `${res.hops.join(' | ')}: ${res.text}`);
+      assert.ok(res.hops.some((h) => h.startsWith('POST /interaction/')), `the login form was filled: ${res.hops.join(' | ')}`);
+      const { code, data } = JSON.parse(res.text);
+      assert.equal(code, '0');
+      assert.equal(data.user.username, 'alice');
+      assert.equal(data.user.email, 'alice@example.test');
+      assert.equal(data.user.full_name, 'Alice Admin');
+      assert.equal(ok(await t.request('GET', '/api/auth/me', { token: data.token })).id, data.user.id);
+    });
+
+    test('client secrets appear in no answer, audit record or log line', async () => {
+      const records = JSON.stringify([...(await audit('oauth_login')), ...(await audit('oauth_login_failed')), ...(await audit('create'))]);
+      const logged = JSON.stringify(logs.lines);
+      assert.ok(logs.lines.some((l) => l.provider === 'wrongsecret'), 'provider failures are logged');
+      for (const secret of [CLIENT.secret, POST_CLIENT.secret, 'not-the-secret']) {
+        assert.ok(!records.includes(secret), 'audit records');
+        assert.ok(!logged.includes(secret), 'logs');
+      }
+    });
+  });
+}
+
+describe('oauth with oauth.enabled false', () => {
+  test('no providers are listed; authorize and callbacks answer 404 E4041', async () => {
+    const t = await startConsole(lanes()[0]!, { oauth: { providers: [{ name: 'gh', client_id: 'i', client_secret: 's', auth_url: 'https://gh.example/a', token_url: 'https://gh.example/t', user_info_url: 'https://gh.example/u', redirect_url: 'https://c.example/cb' }] } });
+    try {
+      assert.deepEqual(ok(await t.request('GET', '/api/auth/oauth/providers')), []);
+      assertError(await t.request('GET', '/api/auth/oauth/gh/authorize'), 404, 'E4041', /not enabled/);
+      assertError(await t.request('GET', '/api/auth/oauth/gh/callback?code=c&state=s'), 404, 'E4041', /not enabled/);
+      assertError(await t.request('POST', '/api/auth/oauth/gh/callback', { body: { code: 'c', state: 's' } }), 404, 'E4041', /not enabled/);
+    } finally {
+      await t.close();
+    }
+  });
+});
+
+describe('oauth configuration', () => {
+  const gh = { name: 'gh', client_id: 'i', client_secret: 's', auth_url: 'https://gh.example/a', token_url: 'https://gh.example/t', user_info_url: 'https://gh.example/u' };
+  const load = (oauth: Record<string, unknown>, server: Record<string, unknown> = {}) => loadConfig({ config: { oauth, server } as ConsoleConfigInput, env: {} });
+
+  test('provider keys get their defaults', () => {
+    const p = load({ enabled: true, providers: [gh] }, { root_url: 'https://c.example' }).oauth.providers[0]!;
+    assert.equal(p.scopes, 'openid profile email');
+    assert.equal(p.token_auth_method, 'client_secret_basic');
+    assert.deepEqual([p.email_field, p.username_field, p.full_name_field, p.avatar_field, p.auto_create_user], ['email', 'username', 'fullName', 'avatar', false]);
+    assert.equal(load({}).oauth.timeout, 10_000);
+  });
+
+  test('redirect_url is required without server.root_url; names are unique; the secret is never repeated', () => {
+    assert.throws(() => load({ enabled: true, providers: [gh] }), (e: Error) => e instanceof ConfigError && /oauth\.providers\.0\.redirect_url: is required when server\.root_url is empty/.test(e.message));
+    assert.doesNotThrow(() => load({ enabled: true, providers: [{ ...gh, redirect_url: 'https://c.example/cb' }] }));
+    assert.throws(() => load({ enabled: true, providers: [gh, gh] }, { root_url: 'https://c.example' }), /names must be unique/);
+    assert.throws(() => load({ providers: [{ ...gh, client_secret: 7 }] }), (e: Error) => /client_secret/.test(e.message) && !e.message.includes('7'));
+  });
+});
+
+describe('oauth field paths', () => {
+  test('nested paths, and keys that contain dots', () => {
+    const info = { profile: { email: 'a@b.c', 'x.y': 1 }, 'https://ns.example/roles': ['r'], 'a.b': { c: 2 } };
+    assert.equal(readPath(info, 'profile.email'), 'a@b.c');
+    assert.equal(readPath(info, 'profile.x.y'), 1);
+    assert.deepEqual(readPath(info, 'https://ns.example/roles'), ['r']);
+    assert.equal(readPath(info, 'a.b.c'), 2);
+    assert.equal(readPath(info, 'profile.missing'), undefined);
+    assert.equal(readPath(info, 'profile.email.more'), undefined);
+  });
+});
