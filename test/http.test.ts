@@ -118,6 +118,16 @@ for (const lane of lanes()) {
       assertErrorEnvelope(await t.request('POST', '/trpc/auth.login', { raw: big }), 400, 'E4001');
     });
 
+    test('a NUL character in any string is 400 E4001 naming the field, on every database (PostgreSQL cannot store it)', async () => {
+      const res = await t.request('POST', '/api/roles', { token: admin, body: { name: 'a\u0000b', permissions: [] } });
+      assertErrorEnvelope(res, 400, 'E4001');
+      assert.match(res.body.err, /^name: /);
+      const nested = await t.request('POST', '/api/organizations', { token: admin, body: { name: 'org', description: 'x\u0000' } });
+      assertErrorEnvelope(nested, 400, 'E4001');
+      assert.match(nested.body.err, /^description: /);
+      assertErrorEnvelope(await t.request('GET', `/api/users?search=${encodeURIComponent('a\u0000')}`, { token: admin }), 400, 'E4001');
+    });
+
     test('/trpc errors carry the app code and no stack, whatever NODE_ENV says', async () => {
       const previous = process.env.NODE_ENV;
       process.env.NODE_ENV = 'development';

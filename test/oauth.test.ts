@@ -7,7 +7,7 @@ import { after, before, describe, test } from 'node:test';
 import { decodeJwt, SignJWT } from 'jose';
 import { ConfigError, loadConfig } from '../server/config/load.ts';
 import type { ConsoleConfigInput } from '../server/config/schema.ts';
-import { readPath } from '../routers/oauth/field-mapping.ts';
+import { mapProfile, readPath } from '../routers/oauth/field-mapping.ts';
 import { captureLogs, lanes, startConsole, type Reply, type TestConsole } from './support/harness.ts';
 import { assertError, createUser, ok, unique } from './support/identity.ts';
 import {
@@ -145,7 +145,7 @@ for (const lane of lanes()) {
         login: name,
         profile: { email: `${name}@corp.test`, name: 'Ann Example' },
         picture: 'https://img.example/ann.png',
-        groups: ['operator', 'no-such-role'],
+        groups: ['operator', 'no-such-role', 'Admin'],
         email: 'decoy@wrong.test',
         username: 'decoy',
       };
@@ -158,7 +158,7 @@ for (const lane of lanes()) {
       assert.equal(data.user.email, `${name}@corp.test`);
       assert.equal(data.user.full_name, 'Ann Example');
       assert.equal(data.user.avatar, 'https://img.example/ann.png');
-      assert.deepEqual(data.user.roles.map((r: { name: string }) => r.name), ['operator'], 'unknown role names are ignored');
+      assert.deepEqual(data.user.roles.map((r: { name: string }) => r.name), ['operator'], 'unknown role names are ignored, and a provider never grants admin');
       assert.ok(data.user.last_login_at);
       assert.equal(await userCount(), before + 1);
 
@@ -418,5 +418,16 @@ describe('oauth field paths', () => {
     assert.equal(readPath(info, 'a.b.c'), 2);
     assert.equal(readPath(info, 'profile.missing'), undefined);
     assert.equal(readPath(info, 'profile.email.more'), undefined);
+  });
+});
+
+describe('oauth email verification', () => {
+  const names = { email_field: 'profile.email', username_field: 'login', full_name_field: 'name', avatar_field: 'picture' };
+  test('the top-level email_verified vouches for the top-level email only, never for an address read elsewhere', () => {
+    const info = { sub: 'attacker', email: 'attacker@evil.test', email_verified: true, profile: { email: 'victim@corp.test' } };
+    assert.equal(mapProfile(info, names).email, 'victim@corp.test');
+    assert.equal(mapProfile(info, names).emailVerified, false);
+    assert.equal(mapProfile({ ...info, profile: { email: 'victim@corp.test', email_verified: true } }, names).emailVerified, true);
+    assert.equal(mapProfile(info, { ...names, email_field: 'email' }).emailVerified, true);
   });
 });

@@ -88,10 +88,10 @@ for (const lane of lanes()) {
 
     test('delete is soft: the organization disappears, its name is free again, its roles and memberships go', async () => {
       const org = await createOrg();
-      const role = await orgRole(org.id, ['user:list']);
+      const role = await orgRole(org.id, ['task:list']);
       const member = await plainUser();
       ok(await putMember(org.id, member.id, [role.id]));
-      ok(await t.request('GET', '/api/users', { token: member.token, headers: inOrg(org.id) }));
+      ok(await t.request('GET', '/api/tasks', { token: member.token, headers: inOrg(org.id) }));
 
       assert.equal(typeof ok(await t.request('DELETE', `/api/organizations/${org.id}`, { token: admin })).message, 'string');
       assertError(await t.request('GET', `/api/organizations/${org.id}`, { token: admin }), 404, 'E4041');
@@ -99,7 +99,7 @@ for (const lane of lanes()) {
       assert.equal((await t.request('GET', `/api/organizations?search=${org.name}`, { token: admin })).body.total, 0);
       assertError(await t.request('GET', `/api/roles/${role.id}`, { token: admin }), 404, 'E4041');
       // The former member's header now names no organization.
-      assertError(await t.request('GET', '/api/users', { token: member.token, headers: inOrg(org.id) }), 404, 'E4041');
+      assertError(await t.request('GET', '/api/tasks', { token: member.token, headers: inOrg(org.id) }), 404, 'E4041');
       const again = await createOrg({ name: org.name });
       assert.notEqual(again.id, org.id);
 
@@ -110,8 +110,8 @@ for (const lane of lanes()) {
     test('members hold roles of their organization only; global roles are assigned on users only', async () => {
       const org = await createOrg();
       const other = await createOrg();
-      const role = await orgRole(org.id, ['user:list']);
-      const foreign = await orgRole(other.id, ['user:list']);
+      const role = await orgRole(org.id, ['task:list']);
+      const foreign = await orgRole(other.id, ['task:list']);
       const global = await createRole(t, admin, ['user:list']);
       assert.equal(role.org_id, org.id);
       assert.equal(global.org_id, null);
@@ -174,45 +174,45 @@ for (const lane of lanes()) {
       const a = await createOrg();
       const b = await createOrg();
       const c = await createOrg();
-      const lister = await orgRole(a.id, ['user:list']);
+      const lister = await orgRole(a.id, ['task:list']);
       const user = await plainUser();
       ok(await putMember(a.id, user.id, [lister.id]));
       ok(await putMember(b.id, user.id, []));
-      const listUsers = (headers?: Record<string, string>) => t.request('GET', '/api/users', { token: user.token, headers });
+      const listTasks = (headers?: Record<string, string>) => t.request('GET', '/api/tasks', { token: user.token, headers });
 
-      assertError(await listUsers(), 403, 'E4031');
-      ok(await listUsers(inOrg(a.id)));
-      ok(await listUsers(inOrg(a.id.toUpperCase())));
-      assertError(await listUsers(inOrg(b.id)), 403, 'E4031');
-      assertError(await listUsers(inOrg(c.id)), 403, 'E4031');
-      assertError(await listUsers(inOrg(UNKNOWN_ID)), 404, 'E4041');
-      assertError(await listUsers(inOrg('not-a-uuid')), 400, 'E4001', 'X-Scope-OrgID: must be a UUID');
+      assertError(await listTasks(), 403, 'E4031');
+      ok(await listTasks(inOrg(a.id)));
+      ok(await listTasks(inOrg(a.id.toUpperCase())));
+      assertError(await listTasks(inOrg(b.id)), 403, 'E4031');
+      assertError(await listTasks(inOrg(c.id)), 403, 'E4031');
+      assertError(await listTasks(inOrg(UNKNOWN_ID)), 404, 'E4041');
+      assertError(await listTasks(inOrg('not-a-uuid')), 400, 'E4001', 'X-Scope-OrgID: must be a UUID');
       // Login-only routes check the header as well.
       ok(await t.request('GET', '/api/auth/me', { token: user.token, headers: inOrg(b.id) }));
       assertError(await t.request('GET', '/api/auth/me', { token: user.token, headers: inOrg(c.id) }), 403, 'E4031');
       // An empty header is no header.
-      assertError(await listUsers({ 'x-scope-orgid': '' }), 403, 'E4031');
+      assertError(await listTasks({ 'x-scope-orgid': '' }), 403, 'E4031');
       // Without a token the answer is 401 whatever the header says.
       assertError(await t.request('GET', '/api/users', { headers: inOrg('not-a-uuid') }), 401, 'E4011');
 
       // Changes apply to the next request: the role's permissions, the membership, the organization's status.
       ok(await t.request('PUT', `/api/roles/${lister.id}`, { token: admin, body: { permissions: ['role:list'] } }));
-      assertError(await listUsers(inOrg(a.id)), 403, 'E4031');
+      assertError(await listTasks(inOrg(a.id)), 403, 'E4031');
       ok(await t.request('GET', '/api/roles', { token: user.token, headers: inOrg(a.id) }));
-      ok(await t.request('PUT', `/api/roles/${lister.id}`, { token: admin, body: { permissions: ['user:list'] } }));
-      ok(await listUsers(inOrg(a.id)));
+      ok(await t.request('PUT', `/api/roles/${lister.id}`, { token: admin, body: { permissions: ['task:list'] } }));
+      ok(await listTasks(inOrg(a.id)));
       ok(await t.request('PUT', `/api/organizations/${a.id}`, { token: admin, body: { status: 'disabled' } }));
-      assertError(await listUsers(inOrg(a.id)), 403, 'E4031');
+      assertError(await listTasks(inOrg(a.id)), 403, 'E4031');
       ok(await t.request('PUT', `/api/organizations/${a.id}`, { token: admin, body: { status: 'active' } }));
-      ok(await listUsers(inOrg(a.id)));
+      ok(await listTasks(inOrg(a.id)));
       ok(await putMember(a.id, user.id, []));
-      assertError(await listUsers(inOrg(a.id)), 403, 'E4031');
+      assertError(await listTasks(inOrg(a.id)), 403, 'E4031');
       ok(await t.request('DELETE', `/api/organizations/${a.id}/members/${user.id}`, { token: admin }));
       assertError(await t.request('GET', '/api/auth/me', { token: user.token, headers: inOrg(a.id) }), 403, 'E4031');
 
       // /trpc reads the header too.
       ok(await putMember(a.id, user.id, [lister.id]));
-      const trpcList = `/trpc/users.list?input=${encodeURIComponent('{}')}`;
+      const trpcList = `/trpc/tasks.list?input=${encodeURIComponent('{}')}`;
       assert.equal((await t.request('GET', trpcList, { token: user.token })).status, 403);
       assert.equal((await t.request('GET', trpcList, { token: user.token, headers: inOrg(a.id) })).status, 200);
     });
@@ -224,14 +224,14 @@ for (const lane of lanes()) {
       };
       try {
         const org = await createOrg();
-        const role = await orgRole(org.id, ['user:list']);
+        const role = await orgRole(org.id, ['task:list']);
         const user = await plainUser();
         ok(await putMember(org.id, user.id, [role.id]));
-        const statusThere = async () => (await other.request('GET', '/api/users', { token: user.token, headers: inOrg(org.id) })).status;
+        const statusThere = async () => (await other.request('GET', '/api/tasks', { token: user.token, headers: inOrg(org.id) })).status;
         assert.equal(await statusThere(), 200, 'the other node has the standing cached');
         ok(await t.request('PUT', `/api/roles/${role.id}`, { token: admin, body: { permissions: [] } }));
         await within2s(async () => (await statusThere()) === 403);
-        ok(await t.request('PUT', `/api/roles/${role.id}`, { token: admin, body: { permissions: ['user:list'] } }));
+        ok(await t.request('PUT', `/api/roles/${role.id}`, { token: admin, body: { permissions: ['task:list'] } }));
         await within2s(async () => (await statusThere()) === 200);
         ok(await t.request('DELETE', `/api/organizations/${org.id}/members/${user.id}`, { token: admin }));
         await within2s(async () => (await statusThere()) === 403);
@@ -261,9 +261,9 @@ for (const lane of lanes()) {
     test('members may grant and revoke only what they hold; acting in one organization they manage only that one', async () => {
       const a = await createOrg();
       const b = await createOrg();
-      const manage = await orgRole(a.id, ['org:member:update', 'org:view', 'user:list']);
-      const strong = await orgRole(a.id, ['user:delete']);
-      const small = await orgRole(a.id, ['user:list']);
+      const manage = await orgRole(a.id, ['org:member:update', 'org:view', 'task:list']);
+      const strong = await orgRole(a.id, ['task:delete']);
+      const small = await orgRole(a.id, ['task:list']);
       const manager = await plainUser();
       const target = await createUser(t, admin);
       ok(await putMember(a.id, manager.id, [manage.id]));
@@ -272,7 +272,7 @@ for (const lane of lanes()) {
 
       assertError(await putMember(a.id, target.id, [small.id], manager.token), 403, 'E4031');
       ok(await asManager(a.id, [small.id]));
-      assertError(await asManager(a.id, [strong.id]), 403, 'E4031', /user:delete/);
+      assertError(await asManager(a.id, [strong.id]), 403, 'E4031', /task:delete/);
       ok(await putMember(a.id, target.id, [strong.id]));
       assertError(await asManager(a.id, []), 403, 'E4031');
       assertError(await t.request('DELETE', `/api/organizations/${a.id}/members/${target.id}`, { token: manager.token, headers: inOrg(a.id) }), 403, 'E4031');
@@ -316,15 +316,28 @@ for (const lane of lanes()) {
       assert.ok(listedInA.length >= 1 && listedInA.every((r) => r.org_id === a.id));
     });
 
+    test('an organization role holds only codes that act within the organization: never a way to global rights', async () => {
+      const org = await createOrg();
+      for (const code of ['user:update', 'role:create', 'role:update', 'system:settings:update', 'user:export', 'task:schedule:update']) {
+        assertError(await t.request('POST', '/api/roles', { token: admin, body: { name: unique('orgrole'), org_id: org.id, permissions: ['task:list', code] } }), 400, 'E4001', new RegExp(`^permissions: ${code} `));
+      }
+      const role = await orgRole(org.id, ['task:list', 'role:list']);
+      assertError(await t.request('PUT', `/api/roles/${role.id}`, { token: admin, body: { permissions: ['task:list', 'user:update'] } }), 400, 'E4001', /^permissions: user:update /);
+      // A global role may hold any code, as before.
+      ok(await t.request('POST', '/api/roles', { token: admin, body: { name: unique('role'), permissions: ['user:update', 'task:list'] } }), 201);
+    });
+
     test("a member sees the tasks they made in the organization with its header, not another's", async () => {
       const a = await createOrg();
       const b = await createOrg();
-      const exporter = await orgRole(a.id, ['user:export', 'task:list', 'task:view']);
+      // Exporting users is a global right (it reads every user); seeing the tasks is the organization's.
+      const exporting = await createRole(t, admin, ['user:export']);
+      const viewerA = await orgRole(a.id, ['task:list', 'task:view']);
       const viewerB = await orgRole(b.id, ['task:list']);
       const user = await plainUser();
-      ok(await putMember(a.id, user.id, [exporter.id]));
+      ok(await t.request('PUT', `/api/users/${user.id}`, { token: admin, body: { role_ids: [exporting.id] } }));
+      ok(await putMember(a.id, user.id, [viewerA.id]));
       ok(await putMember(b.id, user.id, [viewerB.id]));
-      assertError(await t.request('POST', '/api/authorization/users/export', { token: user.token, body: {} }), 403, 'E4031');
       const task = ok(await t.request('POST', '/api/authorization/users/export', { token: user.token, headers: inOrg(a.id), body: {} }));
       assert.equal(task.org_id, a.id);
       assert.equal(task.creator_id, user.id);

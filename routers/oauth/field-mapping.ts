@@ -62,7 +62,8 @@ export function mapProfile(info: Json, names: FieldNames): Profile {
   return {
     subject: text(readPath(info, 'sub'), 255) ?? text(readPath(info, 'id'), 255),
     email: address !== undefined && email.safeParse(address).success ? address : undefined,
-    emailVerified: isTrue(readPath(info, `${names.email_field}_verified`)) || isTrue(readPath(info, 'email_verified')),
+    // OIDC's top-level `email_verified` vouches for the top-level `email` only, never for an address read elsewhere.
+    emailVerified: isTrue(readPath(info, `${names.email_field}_verified`)) || (names.email_field === 'email' && isTrue(readPath(info, 'email_verified'))),
     username: text(readPath(info, names.username_field), 255),
     fullName: text(readPath(info, names.full_name_field), 255) ?? '',
     avatar: text(readPath(info, names.avatar_field), 1024) ?? '',

@@ -4,6 +4,7 @@ import type { Database } from '../../db/database.ts';
 import { findLinkedUserId, globalRoleIdsNamed, insertOAuthState, linkOAuthAccount, takeOAuthState, type OAuthLink } from '../../db/repositories/oauth.ts';
 import { findTakenIdentity, findUserById, findUserByLogin, identityLockKeys, insertUser, type UserWithRoles } from '../../db/repositories/users.ts';
 import { AppError, BadRequestError, fieldError, NotFoundError, UnauthorizedError } from '../../lib/errors.ts';
+import { ADMIN_ROLE } from '../auth/identity.ts';
 import type { PasswordHasher } from '../auth/password-hash.ts';
 import type { AuthService, LoginMethod, LoginResult } from '../auth/service.ts';
 import type { RequestInfo } from '../shared/context.ts';
@@ -13,6 +14,12 @@ import { authorizationUrl, ProviderClient } from './provider-client.ts';
 import type { CallbackParams, OAuthOptions, OAuthProviderConfig } from './schemas.ts';
 import type { StateSigner } from './state.ts';
 import { preferredUsername, usernameCandidates } from './username.ts';
+
+/**
+ * Provider role names that may be granted at first login: never `admin`, which only an administrator assigns
+ * (DESIGN §4); a group claim at the provider is not an administrator's decision.
+ */
+const grantableRoles = (names: string[]) => names.filter((n) => n.toLowerCase() !== ADMIN_ROLE);
 
 /** How long a started login may take at the provider before its state expires. */
 const STATE_TTL_MS = 10 * 60_000;
@@ -155,7 +162,7 @@ export class OAuthService {
       mfa_enabled: false,
       locale: req.locale,
     };
-    await insertUser(this.db, user, await globalRoleIdsNamed(this.db, profile.roles), (trx) => linkOAuthAccount(this.db, { ...link, user_id: id }, trx));
+    await insertUser(this.db, user, await globalRoleIdsNamed(this.db, grantableRoles(profile.roles)), (trx) => linkOAuthAccount(this.db, { ...link, user_id: id }, trx));
     await this.users.created(id, { id, username }, req, { provider: p.name });
     return (await findUserById(this.db, id))!;
   }

@@ -38,8 +38,8 @@ export class RoleService {
   }
 
   async create(input: { name: string; description: string; permissions: string[]; org_id?: string | null }, { caller, req }: Actor): Promise<RoleJson> {
-    const permissions = this.checkPermissions(input.permissions);
     const orgId = input.org_id ?? null;
+    const permissions = this.checkPermissions(input.permissions, orgId);
     assertMayGrant(caller, [{ name: input.name, org_id: orgId, permissions }]);
     if (orgId) await this.checkOrganization(orgId, req.orgId);
     const id = randomUUID();
@@ -63,7 +63,7 @@ export class RoleService {
     if (before.is_system && input.name !== undefined && input.name !== before.name) throw new BadRequestError('role.system_immutable');
     if (isAdminRole(before) && input.permissions !== undefined) throw new BadRequestError('role.system_immutable');
     const renaming = input.name !== undefined && input.name !== before.name;
-    const permissions = input.permissions ? this.checkPermissions(input.permissions) : undefined;
+    const permissions = input.permissions ? this.checkPermissions(input.permissions, before.org_id) : undefined;
     if (permissions) assertMayGrant(caller, [{ name: before.name, org_id: before.org_id, permissions: permissions.filter((p) => !before.permissions.includes(p)) }]);
     await this.db.withLock(renaming ? [roleLockKey(input.name!, before.org_id)] : [], async () => {
       if (renaming) await this.checkNameFree(input.name!, before.org_id, id);
@@ -96,9 +96,11 @@ export class RoleService {
     return role;
   }
 
-  private checkPermissions(codes: string[]): string[] {
+  private checkPermissions(codes: string[], orgId: string | null): string[] {
     const unknown = codes.find((c) => !this.catalogue.has(c));
     if (unknown) throw new BadRequestError('role.unknown_permission', { code: unknown });
+    const global = orgId ? codes.find((c) => !this.catalogue.orgScoped(c)) : undefined;
+    if (global) throw new BadRequestError('role.not_org_scoped', { code: global });
     return [...new Set(codes)];
   }
 

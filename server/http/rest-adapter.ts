@@ -1,7 +1,7 @@
 import type { AnyTRPCProcedure, AnyTRPCRouter } from '@trpc/server';
 import type { FastifyInstance, FastifyRequest, HTTPMethods } from 'fastify';
 import { z } from 'zod';
-import { BadRequestError } from '../../lib/errors.ts';
+import { BadRequestError, fieldError } from '../../lib/errors.ts';
 import type { Context } from '../../routers/shared/context.ts';
 import type { Meta } from '../../routers/shared/trpc.ts';
 import { runProcedure } from './run-procedure.ts';
@@ -87,6 +87,17 @@ function queryInput(query: Record<string, unknown>, numeric: Set<string>): Recor
   return out;
 }
 
+/** The path of the first string holding a NUL character, which PostgreSQL cannot store in a text column. */
+function nulField(value: unknown, path: string): string | undefined {
+  if (typeof value === 'string') return value.includes('\u0000') ? path : undefined;
+  if (!value || typeof value !== 'object') return undefined;
+  for (const [k, v] of Object.entries(value)) {
+    const found = nulField(v, path ? `${path}.${k}` : k);
+    if (found) return found;
+  }
+  return undefined;
+}
+
 function bodyInput(body: unknown): Record<string, unknown> {
   if (body === undefined || body === null) return {};
   if (typeof body !== 'object' || Array.isArray(body)) throw new BadRequestError('validation.field', { field: 'body', reason: 'must be a JSON object' });
@@ -110,6 +121,9 @@ export function registerRestRoutes(app: FastifyInstance, router: AnyTRPCRouter, 
         const input = readsQuery
           ? { ...queryInput(request.query as Record<string, unknown>, route.numeric), ...params }
           : { ...bodyInput(request.body), ...params };
+        // Refused alike on every database, rather than accepted by some and a 500 on PostgreSQL.
+        const nul = nulField(input, '');
+        if (nul) throw fieldError(nul, 'validation.no_nul');
         // The procedure is called as tRPC's own caller would, minus the per-request proxy it builds.
         const output = await runProcedure(route.procedure, { ctx: createContext(request), path: route.path, type: route.procedure._def.type, getRawInput: async () => input, signal: undefined, batchIndex: 0 });
         reply.code(route.meta.successStatus ?? 200);
