@@ -5,7 +5,7 @@
 // PostgreSQL comes from BENCH_PG_URL or TEST_PG_URL (`eval "$(bash tools/ci/services.sh env)"` sets the latter);
 // without one, only SQLite runs. BENCH_TASKS and BENCH_TRICKLE change the counts.
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
@@ -15,6 +15,7 @@ import { openDatabase } from '../../db/database.ts';
 import type { DbOptions } from '../../db/options.ts';
 import { TaskEngine } from '../../engine/engine.ts';
 import { createLogSinks } from '../../engine/settings.ts';
+import { CHDB_PREFIX, startShim } from '../../test/support/clickhouse-shim.ts';
 
 const TASKS = Number(process.env.BENCH_TASKS ?? 20_000);
 const TRICKLE = Number(process.env.BENCH_TRICKLE ?? 200);
@@ -217,6 +218,18 @@ if (PG_URL) {
   results.push(await measure('pg-boss 10', 'postgres', await pgBoss(PG_URL), 'tuned: 100 per fetch, 0.5 s poll'));
 } else {
   console.log('(no BENCH_PG_URL or TEST_PG_URL: PostgreSQL runs skipped)\n');
+}
+// ClickHouse is chdb behind the tests' HTTP shim, in this process (as the clickhouse test lane runs it).
+if (existsSync(join(CHDB_PREFIX, 'node_modules', 'chdb'))) {
+  const dir = mkdtempSync(join(tmpdir(), 'bench-chdb-'));
+  const shim = await startShim({ dir, databases: ['bench'] });
+  const u = new URL(shim.url);
+  const ch: DbOptions = { ...pgOptions(shim.url, `bench${randomBytes(3).toString('hex')}_`), driver: 'clickhouse', port: Number(u.port), schema: 'bench', maxOpenConnections: 5 };
+  results.push(await measure('console engine', 'clickhouse', consoleEngine(ch)));
+  await shim.close();
+  rmSync(dir, { recursive: true, force: true });
+} else {
+  console.log(`(chdb not installed under ${CHDB_PREFIX}: ClickHouse run skipped)\n`);
 }
 
 const fmt = (n: number, d = 0) => n.toFixed(d);

@@ -1,6 +1,6 @@
 // Benchmark set-up, run as its own process so the server's memory is measured without it: migrates a fresh
-// SQLite database at BENCH_DB, creates the administrator (BENCH_PASSWORD) and inserts N users directly,
-// with one precomputed password hash.
+// database (SQLite at BENCH_DB, or the `database` config section BENCH_DATABASE holds as JSON), creates the
+// administrator (BENCH_PASSWORD) and inserts N users directly, with one precomputed password hash.
 import { randomUUID } from 'node:crypto';
 import pino from 'pino';
 import { openDatabase } from '../../db/database.ts';
@@ -12,7 +12,8 @@ import { loadConfig } from '../../server/config/load.ts';
 
 const path = process.env.BENCH_DB!;
 const users = Number(process.env.BENCH_USERS ?? 10_000);
-const db = openDatabase(databaseOptions(loadConfig({ env: {}, config: { database: { driver: 'sqlite', path } } })), pino({ level: 'silent' }));
+const database = process.env.BENCH_DATABASE ? JSON.parse(process.env.BENCH_DATABASE) : { driver: 'sqlite', path };
+const db = openDatabase(databaseOptions(loadConfig({ env: {}, config: { database } })), pino({ level: 'silent' }));
 await db.migrate();
 const hasher = new PasswordHasher(1024);
 await ensureSystemRoles(db, new PermissionCatalogue());

@@ -1,5 +1,5 @@
-// Child process of the HTTP benchmark: a console on the SQLite database at BENCH_DB (seeded by
-// seed-users.ts), reporting {port, token} as one JSON line on stdout.
+// Child process of the HTTP benchmark: a console on the SQLite database at BENCH_DB, or on the database
+// BENCH_DATABASE describes (seeded by seed-users.ts), reporting {port, token} as one JSON line on stdout.
 import { dirname, join } from 'node:path';
 import pino from 'pino';
 import { createConsole } from '../../index.ts';
@@ -12,7 +12,7 @@ const c = await createConsole({
   announce: () => {},
   config: {
     server: { port: 0, host: '127.0.0.1', file_upload_path: join(dirname(path), 'uploads') },
-    database: { driver: 'sqlite', path },
+    database: process.env.BENCH_DATABASE ? JSON.parse(process.env.BENCH_DATABASE) : { driver: 'sqlite', path },
     log: { path: '', level: 'error' },
     rate_limit: { enabled: false },
   },
