@@ -8,7 +8,7 @@ const timestamps = (t: Knex.CreateTableBuilder) => {
 
 export const identity: Migration = {
   name: '001_identity',
-  async up(knex, { t, createTable }) {
+  async up(_knex, { t, createTable }) {
     await createTable(t.users, (table) => {
       table.uuid('id').primary();
       table.string('username', 64).notNullable();
