@@ -96,7 +96,9 @@ for (const lane of lanes()) {
       assert.equal(res.status, 302, res.text);
       const location = new URL(String(res.headers.location));
       const back = await approve(location.href);
-      return { location, code: back.searchParams.get('code'), state: back.searchParams.get('state')!, error: back.searchParams.get('error') };
+      // The browser's cookie from authorize, which the GET callback asks for.
+      const cookie = String(res.headers['set-cookie']).split(';', 1)[0]!;
+      return { location, cookie, code: back.searchParams.get('code'), state: back.searchParams.get('state')!, error: back.searchParams.get('error') };
     }
     const postCallback = (node: TestConsole, name: string, body: Record<string, unknown>, headers?: Record<string, string>) =>
       node.request('POST', `/api/auth/oauth/${name}/callback`, { body, headers });
@@ -271,12 +273,12 @@ for (const lane of lanes()) {
     test('a provider error (access_denied) gets 401 E4011 naming it; nothing is created; the state is used up', async () => {
       const before = await userCount();
       mock.denyNext('access_denied');
-      const { code, state, error } = await authorizeAt(t, 'mock');
+      const { code, state, error, cookie } = await authorizeAt(t, 'mock');
       assert.equal(error, 'access_denied');
       assert.equal(code, null);
       const exchanges = mock.tokenRequests.length;
-      assertError(await t.request('GET', `/api/auth/oauth/mock/callback?error=access_denied&state=${encodeURIComponent(state)}`), 401, 'E4011', /access_denied/);
-      assertError(await t.request('GET', `/api/auth/oauth/mock/callback?state=${encodeURIComponent(state)}&code=late`), 400, 'E4001', /^state: /);
+      assertError(await t.request('GET', `/api/auth/oauth/mock/callback?error=access_denied&state=${encodeURIComponent(state)}`, { headers: { cookie } }), 401, 'E4011', /access_denied/);
+      assertError(await t.request('GET', `/api/auth/oauth/mock/callback?state=${encodeURIComponent(state)}&code=late`, { headers: { cookie } }), 400, 'E4001', /^state: already used/);
       assertError(await postCallback(t, 'mock', { state }), 400, 'E4001', /^code: /);
       assert.equal(mock.tokenRequests.length, exchanges);
       assert.equal(await userCount(), before);
@@ -332,11 +334,16 @@ for (const lane of lanes()) {
       const name = unique('gus');
       mock.user = { sub: `sub-${name}`, login: name, profile: { email: `${name}@corp.test` } };
       const plain = await authorizeAt(t, 'mock');
-      const json = ok(await t.request('GET', `/api/auth/oauth/mock/callback?code=${plain.code}&state=${encodeURIComponent(plain.state)}&iss=ignored`));
+      const plainUrl = `/api/auth/oauth/mock/callback?code=${plain.code}&state=${encodeURIComponent(plain.state)}&iss=ignored`;
+      // Another browser (no cookie, or the cookie of another login) cannot finish it; the state stays usable.
+      assertError(await t.request('GET', plainUrl), 400, 'E4001', /^state: this login was not started in this browser/);
+      const other = await authorizeAt(t, 'mock');
+      assertError(await t.request('GET', plainUrl, { headers: { cookie: other.cookie } }), 400, 'E4001', /^state: this login was not started in this browser/);
+      const json = ok(await t.request('GET', plainUrl, { headers: { cookie: plain.cookie } }));
       assert.equal(json.user.username, name);
 
       const browser = await authorizeAt(node2, 'mock');
-      const res = await node2.request('GET', `/api/auth/oauth/mock/callback?code=${browser.code}&state=${encodeURIComponent(browser.state)}`);
+      const res = await node2.request('GET', `/api/auth/oauth/mock/callback?code=${browser.code}&state=${encodeURIComponent(browser.state)}`, { headers: { cookie: browser.cookie } });
       assert.equal(res.status, 302, res.text);
       const location = String(res.headers.location);
       assert.ok(location.startsWith(`${ROOT_URL}/#token=`), location);

@@ -123,6 +123,7 @@ export const en = {
   'oauth.provider_not_found': 'OAuth provider not found',
   'oauth.state_invalid': 'state: invalid or expired; start the login again',
   'oauth.state_used': 'state: already used or expired; start the login again',
+  'oauth.state_other_browser': 'state: this login was not started in this browser; start the login again',
   'oauth.denied': 'the provider did not allow the login ({error})',
   'oauth.code_rejected': 'the provider refused the authorization code; start the login again',
   'oauth.provider_unreachable': 'the OAuth provider {provider} could not be reached',

@@ -125,6 +125,7 @@ export const zhCN: Catalogue = {
   'oauth.provider_not_found': 'OAuth 提供方不存在',
   'oauth.state_invalid': 'state: 无效或已过期，请重新登录',
   'oauth.state_used': 'state: 已使用或已过期，请重新登录',
+  'oauth.state_other_browser': 'state: 此登录不是在本浏览器中发起的；请重新登录',
   'oauth.denied': '提供方未允许此次登录（{error}）',
   'oauth.code_rejected': '提供方拒绝了授权码，请重新登录',
   'oauth.provider_unreachable': '无法连接 OAuth 提供方 {provider}',

@@ -85,7 +85,8 @@ export class OAuthService {
     return root ? `${root}/#token=${encodeURIComponent(result.token)}` : undefined;
   }
 
-  private provider(name: string): OAuthProviderConfig {
+  /** The configured provider of that name: 404 when OAuth is off or no provider has it. */
+  provider(name: string): OAuthProviderConfig {
     if (!this.options.enabled) throw new NotFoundError('oauth.disabled');
     const p = this.providers.get(name);
     if (!p) throw new NotFoundError('oauth.provider_not_found');

@@ -1,7 +1,31 @@
-import type { FastifyInstance } from 'fastify';
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { BadRequestError } from '../../lib/errors.ts';
 import { callbackParams } from '../../routers/oauth/schemas.ts';
 import type { Services } from '../../routers/shared/services.ts';
 import { requestInfo } from './request-info.ts';
+
+const COOKIE = 'console_oauth_state';
+const digest = (state: string) => createHash('sha256').update(state).digest('base64url');
+
+/**
+ * Binds a login to the browser that started it: authorize leaves a cookie with the state's digest, and the GET
+ * callback (where the browser lands) goes on only when it carries the same one. Without it, a code and state made
+ * for someone's own provider account and opened in another browser would log that browser in as them (login
+ * CSRF). The POST callback answers its caller itself, so a forged one only gives the forger their own token.
+ */
+function bindToBrowser(request: FastifyRequest, reply: FastifyReply, providerUrl: string): void {
+  const state = new URL(providerUrl).searchParams.get('state') ?? '';
+  const secure = request.protocol === 'https' ? '; Secure' : '';
+  reply.header('set-cookie', `${COOKIE}=${digest(state)}; Path=/api/auth/oauth; Max-Age=600; HttpOnly; SameSite=Lax${secure}`);
+}
+
+function assertSameBrowser(request: FastifyRequest, reply: FastifyReply, state: string): void {
+  const sent = /(?:^|;\s*)console_oauth_state=([\w-]+)/.exec(request.headers.cookie ?? '')?.[1] ?? '';
+  const expected = digest(state);
+  if (sent.length !== expected.length || !timingSafeEqual(Buffer.from(sent), Buffer.from(expected))) throw new BadRequestError('oauth.state_other_browser');
+  reply.header('set-cookie', `${COOKIE}=; Path=/api/auth/oauth; Max-Age=0; HttpOnly; SameSite=Lax`);
+}
 
 /**
  * The two OAuth steps a browser walks through, which answer redirects: tRPC procedures answer JSON only, so
@@ -11,12 +35,18 @@ import { requestInfo } from './request-info.ts';
 export function registerOAuthRoutes(api: FastifyInstance, services: Services): void {
   api.get('/auth/oauth/:name/authorize', async (request, reply) => {
     const { name } = request.params as { name: string };
-    return reply.header('cache-control', 'no-store').redirect(await services.oauth.authorize(name), 302);
+    const providerUrl = await services.oauth.authorize(name);
+    bindToBrowser(request, reply, providerUrl);
+    return reply.header('cache-control', 'no-store').redirect(providerUrl, 302);
   });
 
   api.get('/auth/oauth/:name/callback', async (request, reply) => {
     const { name } = request.params as { name: string };
-    const result = await services.oauth.callback(name, callbackParams.parse(request.query), requestInfo(request));
+    const params = callbackParams.parse(request.query);
+    // An unknown provider or OAuth turned off answers 404 whatever the browser carries.
+    services.oauth.provider(name);
+    assertSameBrowser(request, reply, params.state);
+    const result = await services.oauth.callback(name, params, requestInfo(request));
     reply.header('cache-control', 'no-store');
     const landing = services.oauth.landingUrl(result);
     return landing ? reply.redirect(landing, 302) : { code: '0', data: result };
@@ -62,7 +92,7 @@ export const oauthRouteDocs = {
           },
         },
         '302': { description: 'Logged in: to `<server.root_url>/#token=<jwt>`', headers: location },
-        '400': { description: 'E4001: state missing, invalid, expired or already used', ...errorRef },
+        '400': { description: 'E4001: state missing, invalid, expired or already used, or this browser did not start the login (the cookie authorize set is missing)', ...errorRef },
         '401': { description: 'E4011: the provider refused the login or the code; no account for it; account disabled or locked', ...errorRef },
         '404': { description: 'E4041: OAuth is disabled, or no such provider', ...errorRef },
         '503': { description: 'E5031: the provider could not be reached or answered with an error', ...errorRef },
