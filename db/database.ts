@@ -4,6 +4,7 @@ import { dialectFor, type Dialect, type UpsertSpec } from './dialects/index.ts';
 import { migrateLatest, migrationsDone } from './migrate.ts';
 import { defineModels, type Models } from './models.ts';
 import type { DbLogger, DbOptions, QueryTracer } from './options.ts';
+import { taskStoreFor, type TaskStore, type TaskStoreShared } from './repositories/task-store.ts';
 import { tableNames, type TableNames } from './tables.ts';
 
 export interface Database {
@@ -24,6 +25,8 @@ export interface Database {
    * inside a transaction, pass it as `on`.
    */
   upsert(spec: UpsertSpec, on?: Knex): Promise<void>;
+  /** Writes to the tasks table, as the engine needs them (`Dialect.taskWrites`). */
+  readonly tasks: TaskStore;
   migrate(): Promise<void>;
   /** Reachable and migrated. */
   ready(): Promise<boolean>;
@@ -98,14 +101,21 @@ function traceQueries(knex: Knex, tracer: QueryTracer, dialect: string): void {
   knex.on('query-error', (e: unknown, q: QueryEvent) => end(q, e));
 }
 
-const locks = new Map<string, KeyedLock>();
+interface Shared extends TaskStoreShared {
+  locks: KeyedLock;
+}
 
-/** One lock per set of tables in the process, so several consoles of one process on them take turns too. */
-function lockFor(o: DbOptions): KeyedLock {
+const shared = new Map<string, Shared>();
+
+/**
+ * One lock (and one owner of versioned task writes) per set of tables in the process, so several consoles of
+ * one process on them take turns too.
+ */
+function sharedFor(o: DbOptions): Shared {
   const target = `${o.driver}|${o.path}|${o.host}:${o.port}/${o.schema}|${o.tablePrefix}`;
-  const lock = locks.get(target) ?? new KeyedLock();
-  locks.set(target, lock);
-  return lock;
+  const state = shared.get(target) ?? { locks: new KeyedLock() };
+  shared.set(target, state);
+  return state;
 }
 
 export function openDatabase(options: DbOptions, logger: DbLogger, tracer?: QueryTracer): Database {
@@ -116,18 +126,22 @@ export function openDatabase(options: DbOptions, logger: DbLogger, tracer?: Quer
   watchSlowQueries(knex, options.slowThresholdMs, logger);
   if (tracer) traceQueries(knex, tracer, options.driver);
   const t = tableNames(options.tablePrefix);
-  const locks = lockFor(options);
+  const state = sharedFor(options);
+  const locks = state.locks;
   const upsert = (spec: UpsertSpec, on: Knex = knex) =>
     locks.run(
       spec.rows.map((row) => `${spec.table}:${JSON.stringify(spec.key.map((k) => row[k]))}`),
       () => dialect.upsert(on, spec),
     );
-  return {
+  const db: Database = {
     knex,
     dialect,
     t,
     options,
     models: defineModels(knex, t, dialect),
+    get tasks() {
+      return tasks;
+    },
     withLock: (keys, fn) => locks.run(keys, fn),
     upsert,
     migrate: () => migrateLatest(knex, { t, dialect, options, upsert }, logger),
@@ -138,6 +152,14 @@ export function openDatabase(options: DbOptions, logger: DbLogger, tracer?: Quer
         return false;
       }
     },
-    close: () => knex.destroy(),
+    async close() {
+      try {
+        await tasks.detach();
+      } finally {
+        await knex.destroy();
+      }
+    },
   };
+  const tasks = taskStoreFor(db, state, logger);
+  return db;
 }

@@ -5,7 +5,7 @@ import { tableDesign, type Migration, type MigrationContext } from './migrations
 import type { DbLogger, DbOptions } from './options.ts';
 import type { TableNames } from './tables.ts';
 
-type Base = Omit<MigrationContext, 'createTable'>;
+type Base = Omit<MigrationContext, 'createTable' | 'redesign'>;
 /** Database.upsert: engines without unique keys need its lock to insert the lock row once. */
 type Upsert = (spec: UpsertSpec, on?: Knex) => Promise<void>;
 
@@ -18,6 +18,7 @@ function contextFor(knex: Knex, base: Base): MigrationContext {
         base.dialect.tableOptions(table, base.options, tableDesign(base.t, name));
         build(table);
       }),
+    redesign: async (name, design) => void (await base.dialect.redesign?.(knex, name, design)),
   };
 }
 

@@ -1,5 +1,5 @@
 import type { Database } from '../db/database.ts';
-import { changeTasks, type TaskChange } from '../db/repositories/tasks.ts';
+import type { TaskChange } from '../db/repositories/tasks.ts';
 import type { EngineLogger } from './types.ts';
 
 interface Pending {
@@ -68,7 +68,7 @@ export class ChangeWriter {
       if (change.patch.finished_at) change.patch.finished_at = now;
     }
     try {
-      const applied = await changeTasks(this.db, batch.map((p) => p.change));
+      const applied = await this.db.tasks.change(batch.map((p) => p.change));
       batch.forEach((p, i) => p.resolve(applied[i]!));
     } catch (error) {
       this.single = true;

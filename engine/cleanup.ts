@@ -2,7 +2,7 @@ import type { Database } from '../db/database.ts';
 import { deleteAuditRecordsBefore } from '../db/repositories/audit-logs.ts';
 import { findExpiredFiles } from '../db/repositories/files.ts';
 import { deleteEndedSessions } from '../db/repositories/sessions.ts';
-import { deleteTasks, expiredTaskIds } from '../db/repositories/tasks.ts';
+import { expiredTaskIds } from '../db/repositories/tasks.ts';
 import type { TaskEngine } from './engine.ts';
 import type { Scheduler } from './scheduler.ts';
 import { SETTING_LOG_RETENTION } from './settings.ts';
@@ -45,7 +45,7 @@ async function cleanTaskData(ctx: RunnerContext, { db, engine, settings }: Clean
     await engine.artifacts.remove(expired);
     files += expired.length;
     for (const sink of engine.logSinks.all()) await sink.deleteOf(ids);
-    tasks += await deleteTasks(db, ids);
+    tasks += await db.tasks.remove(ids);
   }
   return { deleted_task_logs: logs, deleted_tasks: tasks, deleted_files: files, retention_days: days, cutoff: before.toISOString() };
 }

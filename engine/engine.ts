@@ -4,10 +4,7 @@ import type { Registry } from 'prom-client';
 import { createActor } from 'xstate';
 import type { ChangeFeed } from '../db/change-feed.ts';
 import type { Database } from '../db/database.ts';
-import {
-  changeTask, claimTasks, countPendingTasks, expiredLeases, findTask, heldTasks, insertTaskOnce, insertTasks, refreshTaskStatistics, renewLeases,
-  type NewTaskRow, type TaskPatch, type TaskRow,
-} from '../db/repositories/tasks.ts';
+import { countPendingTasks, findTask, refreshTaskStatistics, type NewTaskRow, type TaskChange, type TaskPatch, type TaskRow } from '../db/repositories/tasks.ts';
 import { NotFoundError, UnavailableError } from '../lib/errors.ts';
 import { uuidv7 } from '../lib/uuid7.ts';
 import { ArtifactStore } from './artifacts.ts';
@@ -207,6 +204,7 @@ export class TaskEngine {
     await Promise.all(left.map((run) => this.handBack(run)));
     if (left.length) await Promise.race([allDone(), sleep(1000)]);
     await this.writer.drain();
+    await this.db.tasks.settle().catch((error) => this.logger.error({ err: error }, 'storing task changes at stop failed'));
     for (const t of this.timers) clearInterval(t);
     clearTimeout(this.announceTimer);
     this.unsubscribe?.();
@@ -217,8 +215,8 @@ export class TaskEngine {
     const now = new Date();
     const row = this.newRow(input);
     if (input.fireKey) {
-      if (!(await insertTaskOnce(this.db, { ...row, fire_key: input.fireKey }, now))) return undefined;
-    } else await insertTasks(this.db, [row], now);
+      if (!(await this.db.tasks.insertOnce({ ...row, fire_key: input.fireKey }, now))) return undefined;
+    } else await this.db.tasks.insert([row], now);
     this.created([row]);
     const { fire_key: _, ...visible } = row;
     return { ...visible, ...NEW_TASK, created_at: now.toISOString(), updated_at: now.toISOString() };
@@ -228,7 +226,7 @@ export class TaskEngine {
   async createMany(inputs: CreateTask[]): Promise<string[]> {
     if (inputs.some((i) => i.fireKey)) throw new Error('createMany does not take fire keys');
     const rows = inputs.map((i) => this.newRow(i));
-    await insertTasks(this.db, rows, new Date());
+    await this.db.tasks.insert(rows, new Date());
     this.created(rows);
     return rows.map((r) => r.id);
   }
@@ -327,10 +325,19 @@ export class TaskEngine {
       const patch: TaskPatch =
         d.status === d.from ? { cancel_requested: d.facts.cancelRequested, updated_at: now } : patchFor(settledStatus(d.status), d.facts, { now, progress: row.progress });
       if (d.facts.deleted) patch.deleted_at = now;
-      if (await changeTask(this.db, { id, fence: { status: row.status }, patch })) return { ...d, row };
+      if (await this.changeOne({ id, fence: { status: row.status }, patch })) {
+        // Stored before the request is answered (versioned writes buffer it otherwise).
+        await this.db.tasks.settle();
+        return { ...d, row };
+      }
     }
     // The row kept changing under us (a task flapping between states); the caller may try again.
     throw new UnavailableError('error.unavailable');
+  }
+
+  private async changeOne(change: TaskChange): Promise<boolean> {
+    const [applied] = await this.db.tasks.change([change]);
+    return applied!;
   }
 
   private factsOf(row: TaskRow): TaskFacts {
@@ -392,7 +399,7 @@ export class TaskEngine {
     let rows: TaskRow[] = [];
     try {
       const now = new Date().toISOString();
-      rows = await claimTasks(this.db, {
+      rows = await this.db.tasks.claim({
         workerId: this.workerId,
         claimId: randomUUID(),
         types,
@@ -514,7 +521,7 @@ export class TaskEngine {
     const runs = [...this.runs.values()].filter((r) => !r.detached);
     if (!runs.length) return;
     try {
-      for (const held of await heldTasks(this.db, runs.map((r) => r.row.id), true)) {
+      for (const held of await this.db.tasks.held(runs.map((r) => r.row.id), true)) {
         const run = this.runs.get(held.id);
         if (run && held.claim_id === run.claimId) this.cancelLocal(run);
       }
@@ -531,7 +538,7 @@ export class TaskEngine {
       return;
     }
     try {
-      const held = new Map((await renewLeases(this.db, this.workerId, runs.map((r) => r.row.id), this.config.leaseTtlMs)).map((h) => [h.id, h]));
+      const held = new Map((await this.db.tasks.renew(this.workerId, runs.map((r) => r.row.id), this.config.leaseTtlMs)).map((h) => [h.id, h]));
       this.lastRenewal = Date.now();
       for (const run of runs) {
         const h = held.get(run.row.id);
@@ -550,13 +557,13 @@ export class TaskEngine {
   private async reap(): Promise<void> {
     try {
       let reaped = 0;
-      for (const row of await expiredLeases(this.db, 100)) {
+      for (const row of await this.db.tasks.expired(100)) {
         // Our own live run: its renewal is only late; renewal decides whether it still holds the task.
         if (this.runs.get(row.id)?.claimId === row.claim_id) continue;
         const d = decide('running', this.factsOf(row), { type: 'EXPIRE' });
         const now = new Date().toISOString();
         const patch = patchFor(settledStatus(d.status), d.facts, { now, progress: row.progress });
-        if (!(await changeTask(this.db, { id: row.id, fence: { status: 'running', claimId: row.claim_id, leaseExpired: true }, patch }))) continue;
+        if (!(await this.changeOne({ id: row.id, fence: { status: 'running', claimId: row.claim_id, leaseExpired: true }, patch }))) continue;
         reaped++;
         this.logger.warn({ task_id: row.id, worker_id: row.worker_id, status: d.status }, 'task lease expired; its node stopped renewing it');
         await this.sinkFor(row.log_backend)

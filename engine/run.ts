@@ -1,6 +1,6 @@
 import type { Actor } from 'xstate';
 import type { Database } from '../db/database.ts';
-import { setTaskArtifact, setTaskProgress, type TaskRow } from '../db/repositories/tasks.ts';
+import type { TaskRow } from '../db/repositories/tasks.ts';
 import { uuidv7 } from '../lib/uuid7.ts';
 import type { ArtifactData, ArtifactStore } from './artifacts.ts';
 import type { LogEntry, LogSink } from './log-sinks.ts';
@@ -85,7 +85,7 @@ export class TaskRun {
     this.progressTimer = setTimeout(() => {
       this.progressTimer = undefined;
       this.lastProgressWrite = Date.now();
-      setTaskProgress(this.deps.db, this.row.id, this.claimId, this.progress).catch((error) =>
+      this.deps.db.tasks.setProgress(this.row.id, this.claimId, this.progress).catch((error) =>
         this.deps.logger.warn({ err: error, task_id: this.row.id }, 'task progress could not be written'),
       );
     }, wait);
@@ -125,7 +125,7 @@ export class TaskRun {
   private async saveArtifact(name: string, data: ArtifactData, contentType: string): Promise<string> {
     const { artifacts, db } = this.deps;
     const file = await artifacts.save({ taskId: this.row.id, ownerId: this.row.creator_id, name, contentType, data });
-    await setTaskArtifact(db, this.row.id, file.key, file.name);
+    await db.tasks.setArtifact(this.row.id, file.key, file.name);
     // A task has one artifact: a later call (or a later attempt) replaces the earlier file.
     const previous = this.row.artifact_file_key ? await artifacts.find(this.row.artifact_file_key) : undefined;
     if (previous) await artifacts.remove([previous]);

@@ -2,7 +2,8 @@ import type { Knex } from 'knex';
 import { ClickHouseKnexClient } from './clickhouse/client.ts';
 import type { ClickHouseConnection } from './clickhouse/connection.ts';
 import { quoteIdentifier } from './clickhouse/escape.ts';
-import type { Dialect } from './dialect.ts';
+import { LIGHTWEIGHT_MUTATIONS } from './clickhouse/schema-compiler.ts';
+import type { Dialect, TableDesign } from './dialect.ts';
 import type { DbOptions } from '../options.ts';
 
 /** `database.host` is a host name, or a URL base when it names its scheme (`https://ch.example`). */
@@ -28,16 +29,19 @@ export function clickhouseConnection(o: DbOptions): ClickHouseConnection {
   };
 }
 
+const engineOf = (design: TableDesign) => (design.version ? `ReplacingMergeTree(${quoteIdentifier(design.version)})` : 'MergeTree');
+
 const pick = (row: Record<string, unknown>, columns: string[]) => Object.fromEntries(columns.map((c) => [c, row[c]]));
 
 /**
  * ClickHouse (≥ 25.7) over HTTP, for a single node and a single process: there are no transactions, unique
- * keys or row locks, so uniqueness, upserts and claims are made safe by this process's locks (DESIGN §2,
+ * keys or row locks, so uniqueness, upserts and read-modify-writes are made safe by this process's locks, and its task engine claims in memory (DESIGN §2,
  * docs/decisions.md). Tables are MergeTree sorted by their primary key (or their design's sort key), with
  * ReplacingMergeTree for tables whose rows are replaced whole.
  */
 export const clickhouseDialect: Dialect = {
   name: 'clickhouse',
+  taskWrites: 'versions',
   knexConfig: (o) => ({
     client: ClickHouseKnexClient as unknown as typeof Knex.Client,
     connection: clickhouseConnection(o) as unknown as Knex.StaticConnectionConfig,
@@ -49,8 +53,20 @@ export const clickhouseDialect: Dialect = {
   toDbTime: (d) => d,
   clock: (knex, ms = 0) => knex.raw('now64(3) + toIntervalMillisecond(?)', [Math.round(ms)]),
   tableOptions: (table, _o, design) => {
-    const engine = design.version ? `ReplacingMergeTree(${quoteIdentifier(design.version)})` : 'MergeTree';
-    table.engine(design.sortKey ? `${engine} order by (${design.sortKey.map(quoteIdentifier).join(', ')})` : engine);
+    table.engine(design.sortKey ? `${engineOf(design)} order by (${design.sortKey.map(quoteIdentifier).join(', ')})` : engineOf(design));
+  },
+  // A copy with the new engine takes the rows, then the two swap names (one atomic EXCHANGE). A run that
+  // failed half-way starts again from an empty copy.
+  async redesign(knex, table, design) {
+    const [info] = (await knex.raw('select sorting_key from system.tables where database = currentDatabase() and name = ?', [table])) as { sorting_key: string }[];
+    if (!info) throw new Error(`table ${table} does not exist`);
+    const order = design.sortKey ? design.sortKey.map(quoteIdentifier).join(', ') : info.sorting_key;
+    const copy = `${table}__redesign`;
+    await knex.schema.dropTableIfExists(copy);
+    await knex.raw(`create table ${quoteIdentifier(copy)} as ${quoteIdentifier(table)} engine = ${engineOf(design)} order by (${order}) settings ${LIGHTWEIGHT_MUTATIONS}`);
+    await knex.raw(`insert into ${quoteIdentifier(copy)} select * from ${quoteIdentifier(table)}`);
+    await knex.raw(`exchange tables ${quoteIdentifier(table)} and ${quoteIdentifier(copy)}`);
+    await knex.schema.dropTable(copy);
   },
   isUniqueViolation: () => false,
   async upsert(knex, spec) {
@@ -68,16 +84,6 @@ export const clickhouseDialect: Dialect = {
     await children();
     await parent();
   },
-  // Candidates are chosen and taken while no other statement of this process mutates, so two claims never
-  // take one row and nothing changes a candidate in between; a second process would break this.
-  claim: (knex, spec) =>
-    (knex.client as unknown as ClickHouseKnexClient).serialized(async () => {
-      const rows = (await spec.candidates(knex(spec.table).select('id'))) as { id: string }[];
-      if (!rows.length) return [];
-      const ids = rows.map((r) => r.id);
-      await knex(spec.table).whereIn('id', ids).update(spec.set);
-      return (await knex(spec.table).whereIn('id', ids)) as Record<string, unknown>[];
-    }),
   // No planner statistics to refresh.
   refreshStatistics: async () => {},
   listTables: async (knex, like) =>

@@ -9,6 +9,12 @@ export interface ChangeListenerConnection {
 /** Everything that differs between database engines; nothing outside db/dialects branches on the driver. */
 export interface Dialect {
   readonly name: DbOptions['driver'];
+  /**
+   * How task state changes are written. `in-place`: fenced UPDATEs whose row locks and affected-row counts
+   * keep several nodes apart. `versions` (ClickHouse, one process): this process owns the claims, and every
+   * change is a whole new row version (`version` + 1) appended through a short write buffer.
+   */
+  readonly taskWrites: 'in-place' | 'versions';
   /** Work before connecting, such as creating the SQLite file's folder. */
   prepare?(options: DbOptions): void;
   knexConfig(options: DbOptions): Knex.Config;
@@ -24,6 +30,11 @@ export interface Dialect {
    * ClickHouse, from the table's design).
    */
   tableOptions(table: Knex.CreateTableBuilder, options: DbOptions, design: TableDesign): void;
+  /**
+   * Rebuilds a table for a design it was not created with, on engines whose physical layout depends on it
+   * (ClickHouse cannot change a table's engine in place); the others need nothing.
+   */
+  redesign?(knex: Knex, table: string, design: TableDesign): Promise<void>;
   /** Whether the error is a unique index refusing a row. Engines without unique indexes (ClickHouse) never say so. */
   isUniqueViolation(error: unknown): boolean;
   /**
@@ -62,8 +73,9 @@ export interface Dialect {
   /**
    * Atomically moves up to the candidates' limit of rows to `set` and returns them as updated. Rows another
    * transaction is claiming are skipped (`FOR UPDATE SKIP LOCKED`), so nodes never take the same row.
+   * Engines with `taskWrites: 'versions'` have none: their process claims in memory.
    */
-  claim(knex: Knex, spec: ClaimSpec): Promise<Record<string, unknown>[]>;
+  claim?(knex: Knex, spec: ClaimSpec): Promise<Record<string, unknown>[]>;
   /**
    * Refreshes the planner's statistics of a table after a burst of inserts. Without it PostgreSQL keeps
    * believing pending tasks are rare until autovacuum runs (up to a minute), sorts every pending row on each

@@ -2,6 +2,7 @@ import { driverError, parentFirst, replaceOnConflict, upsertOnConflict, type Dia
 
 export const mysqlDialect: Dialect = {
   name: 'mysql',
+  taskWrites: 'in-place',
   knexConfig: (o) => ({
     client: 'mysql2',
     connection: {

@@ -4,6 +4,7 @@ import { tasks } from './002_tasks.ts';
 import { userTokens } from './003_user_tokens.ts';
 import { organizations } from './004_organizations.ts';
 import { oauth } from './005_oauth.ts';
+import { taskVersions } from './006_task_versions.ts';
 
 /** Every migration in order. Add new ones at the end; never edit one that has shipped. */
-export const migrations: Migration[] = [identity, tasks, userTokens, organizations, oauth];
+export const migrations: Migration[] = [identity, tasks, userTokens, organizations, oauth, taskVersions];

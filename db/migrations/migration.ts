@@ -9,6 +9,8 @@ export interface MigrationContext {
   options: DbOptions;
   /** CREATE TABLE with the options every table needs (charset and collation on MySQL; engine and sort key on ClickHouse). */
   createTable(name: string, build: (table: Knex.CreateTableBuilder) => void): Knex.SchemaBuilder;
+  /** Gives an existing table a new design (`Dialect.redesign`); engines that ignore designs do nothing. */
+  redesign(name: string, design: TableDesign): Promise<void>;
 }
 
 export interface Migration {
@@ -30,6 +32,9 @@ const DESIGNS: Partial<Record<keyof TableNames, TableDesign>> = {
   auditLogs: { sortKey: ['created_at', 'id'] },
   taskLogs: { sortKey: ['task_id', 'created_at', 'id'] },
 };
+
+/** Tasks keep each change as a new row version (`Dialect.taskWrites`); from migration 006 on. */
+export const TASKS_DESIGN: TableDesign = { version: 'version' };
 
 export function tableDesign(t: TableNames, table: string): TableDesign {
   const key = (Object.keys(t) as (keyof TableNames)[]).find((k) => t[k] === table);

@@ -34,6 +34,8 @@ export interface TaskRow {
   started_at: string | null;
   finished_at: string | null;
   deleted_at: string | null;
+  /** Grows by one with each change where rows are versions (`Dialect.taskWrites`); 0 elsewhere. */
+  version: number;
 }
 
 export type NewTaskRow = Pick<TaskRow, 'id' | 'type' | 'category' | 'payload' | 'max_retries' | 'creator_id' | 'cron_schedule_id' | 'fire_key' | 'org_id'>;
@@ -47,13 +49,15 @@ export function taskFromDb(raw: Record<string, unknown>): TaskRow {
   row.progress = Number(row.progress);
   row.retry_count = Number(row.retry_count);
   row.max_retries = Number(row.max_retries);
+  row.version = Number(row.version ?? 0);
   return row as unknown as TaskRow;
 }
 
 /** A change of stored columns; `run_after_ms` sets run_after to the database clock plus that delay. */
 export type TaskPatch = Partial<Omit<TaskRow, 'id' | 'run_after'>> & { run_after_ms?: number };
 
-function toDbPatch(db: Database, patch: TaskPatch): Record<string, unknown> {
+/** The columns as the database takes them; a whole row (versioned writes) converts the same way. */
+export function toDbPatch(db: Database, patch: TaskPatch | TaskRow): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(patch)) {
     if (k === 'run_after_ms') out.run_after = db.dialect.clock(db.knex, v as number);
@@ -63,26 +67,27 @@ function toDbPatch(db: Database, patch: TaskPatch): Record<string, unknown> {
 }
 
 /** A new task's row; `runAfter` (the database clock) is one expression shared by a whole batch. */
-function newRow(db: Database, t: NewTaskRow, now: Date, runAfter = db.dialect.clock(db.knex)): Record<string, unknown> {
+function newRow(db: Database, t: NewTaskRow, now: Date, runAfter: unknown = db.dialect.clock(db.knex)): Record<string, unknown> {
   const at = db.dialect.toDbTime(now);
   return { ...t, status: 'pending', progress: 0, retry_count: 0, cancel_requested: false, run_after: runAfter, created_at: at, updated_at: at };
 }
 
-export async function insertTasks(db: Database, tasks: NewTaskRow[], now: Date): Promise<void> {
-  const runAfter = db.dialect.clock(db.knex);
+/** `runAfter` defaults to the database clock (the time every node compares leases and backoffs on). */
+export async function insertTasks(db: Database, tasks: NewTaskRow[], now: Date, runAfter: unknown = db.dialect.clock(db.knex)): Promise<void> {
   for (let i = 0; i < tasks.length; i += 500) {
     await db.knex(db.t.tasks).insert(tasks.slice(i, i + 500).map((t) => newRow(db, t, now, runAfter)));
   }
 }
 
 /** Inserts unless a task with the same fire key exists (another node won this cron fire); true when inserted. */
-export async function insertTaskOnce(db: Database, task: NewTaskRow & { fire_key: string }, now: Date): Promise<boolean> {
-  await db.upsert({ table: db.t.tasks, rows: [newRow(db, task, now)], key: ['fire_key'] });
+export async function insertTaskOnce(db: Database, task: NewTaskRow & { fire_key: string }, now: Date, runAfter: unknown = db.dialect.clock(db.knex)): Promise<boolean> {
+  await db.upsert({ table: db.t.tasks, rows: [newRow(db, task, now, runAfter)], key: ['fire_key'] });
   const row = (await db.knex(db.t.tasks).where('fire_key', task.fire_key).first('id')) as { id: string } | undefined;
   return row?.id === task.id;
 }
 
 export async function findTask(db: Database, id: string, opts: { withDeleted?: boolean } = {}): Promise<TaskRow | undefined> {
+  await db.tasks.settle();
   const q = db.knex(db.t.tasks).where('id', id);
   if (!opts.withDeleted) q.whereNull('deleted_at');
   const row = (await q.first()) as Record<string, unknown> | undefined;
@@ -101,6 +106,7 @@ const newestFirst = [
 ] as const;
 
 export async function listTasks(db: Database, f: TaskFilter, offset: number, limit: number): Promise<{ rows: TaskRow[]; total: number }> {
+  await db.tasks.settle();
   const q = db.knex(db.t.tasks).whereNull('deleted_at');
   if (f.creatorId) q.where('creator_id', f.creatorId);
   if (f.orgId) q.where('org_id', f.orgId);
@@ -112,6 +118,7 @@ export async function listTasks(db: Database, f: TaskFilter, offset: number, lim
 
 /** A user's `user`-category tasks (of one organization, when given) that are pending or running, or finished since `since`; newest first. */
 export async function listRecentUserTasks(db: Database, userId: string, since: Date, limit: number, orgId?: string): Promise<TaskRow[]> {
+  await db.tasks.settle();
   const q = db
     .knex(db.t.tasks)
     .whereNull('deleted_at')
@@ -135,6 +142,7 @@ export interface ClaimRequest {
 /** Takes up to `limit` claimable pending tasks of the given types, oldest first, for this worker. */
 export async function claimTasks(db: Database, c: ClaimRequest): Promise<TaskRow[]> {
   const { knex, dialect, t } = db;
+  if (!dialect.claim) throw new Error(`${dialect.name} claims tasks in memory, not with claimTasks`);
   const rows = await dialect.claim(knex, {
     table: t.tasks,
     candidates: (q) =>
@@ -173,11 +181,6 @@ export interface TaskChange {
   id: string;
   fence: TaskFence;
   patch: TaskPatch;
-}
-
-/** Applies one fenced change; false when the row was no longer in the expected state. */
-export async function changeTask(db: Database, change: TaskChange): Promise<boolean> {
-  return (await fenced(db, db.knex(db.t.tasks), change.id, change.fence).update(toDbPatch(db, change.patch))) > 0;
 }
 
 /**
@@ -248,7 +251,11 @@ export async function heldTasks(db: Database, ids: string[], onlyCancelled = fal
   const q = db.knex(db.t.tasks).whereIn('id', ids).select('id', 'status', 'claim_id', 'cancel_requested');
   if (onlyCancelled) q.where('cancel_requested', true);
   const rows = (await q) as Record<string, unknown>[];
-  return rows.map((r) => ({ id: String(r.id), status: r.status as TaskStatus, claim_id: (r.claim_id as string | null) ?? null, cancel_requested: Boolean(r.cancel_requested) }));
+  return rows.map(heldOf);
+}
+
+export function heldOf(r: Record<string, unknown>): HeldTask {
+  return { id: String(r.id), status: r.status as TaskStatus, claim_id: (r.claim_id as string | null) ?? null, cancel_requested: Boolean(r.cancel_requested) };
 }
 
 /** Running tasks whose lease ran out (their node died or lost the database). */
@@ -267,12 +274,14 @@ export function refreshTaskStatistics(db: Database): Promise<void> {
 }
 
 export async function countPendingTasks(db: Database): Promise<number> {
+  await db.tasks.settle();
   const [row] = (await db.knex(db.t.tasks).where('status', 'pending').whereNull('deleted_at').count({ n: '*' })) as { n: number | string }[];
   return Number(row?.n ?? 0);
 }
 
 /** Ids of finished (or soft-deleted, not running) tasks older than `before`, for the retention cleanup. */
 export async function expiredTaskIds(db: Database, before: Date, limit: number): Promise<string[]> {
+  await db.tasks.settle();
   const at = db.dialect.toDbTime(before) as string;
   const rows = (await db
     .knex(db.t.tasks)

@@ -8,7 +8,7 @@ import { countOf, unsupported } from './query-compiler.ts';
  * Every table gets these: lightweight UPDATE (and the DELETE mask) work only on tables that keep each row's
  * block number and offset.
  */
-const LIGHTWEIGHT_MUTATIONS = 'enable_block_number_column = 1, enable_block_offset_column = 1';
+export const LIGHTWEIGHT_MUTATIONS = 'enable_block_number_column = 1, enable_block_offset_column = 1';
 
 const TIME_TYPES = new Set(['datetime', 'timestamp', 'date']);
 

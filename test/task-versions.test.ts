@@ -1,0 +1,164 @@
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { once } from 'node:events';
+import { after, before, describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import pino from 'pino';
+import { openDatabase, type Database } from '../db/database.ts';
+import { migrations } from '../db/migrations/index.ts';
+import { findTask } from '../db/repositories/tasks.ts';
+import { loadConfig } from '../server/config/load.ts';
+import { databaseOptions } from '../server/database-options.ts';
+import { openLaneDatabase, startEngineNode, until, type EngineNode } from './support/engine-node.ts';
+import { dropOwnTables, lanes, testConfig, type Lane } from './support/harness.ts';
+
+const CHILD = fileURLToPath(new URL('./support/engine-child.ts', import.meta.url));
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+for (const lane of lanes()) {
+  test(`tasks of an installation from before task versions run after the upgrade [${lane.name}]`, async () => {
+    const config = testConfig(lane);
+    const later = migrations.splice(migrations.findIndex((m) => m.name === '006_task_versions'));
+    const old = openDatabase(databaseOptions(loadConfig({ config, env: {} })), pino({ level: 'silent' }));
+    const id = randomUUID();
+    try {
+      await old.migrate();
+      const at = old.dialect.toDbTime(new Date());
+      await old.knex(old.t.tasks).insert({ id, type: 'upgraded', status: 'pending', category: 'system', payload: '{}', run_after: at, created_at: at, updated_at: at });
+    } finally {
+      migrations.push(...later);
+      await old.close();
+    }
+    const node = await startEngineNode(config.database!);
+    try {
+      node.engine.register('upgraded', async () => 'ran');
+      assert.ok(await until(async () => (await node.engine.get(id))?.status === 'success'), 'the old task ran');
+      assert.equal((await node.engine.get(id))?.result, '"ran"');
+    } finally {
+      await node.close({ drop: true });
+    }
+  });
+}
+
+/** Every stored version of a task, oldest first: what ClickHouse keeps besides the newest one FINAL reads. */
+async function versions(db: Database, id: string): Promise<{ status: string; version: number }[]> {
+  const rows = (await db.knex.raw(`select status, version from ${db.t.tasks} where id = ? order by version settings final = 0`, [id])) as { status: string; version: string }[];
+  return rows.map((r) => ({ status: r.status, version: Number(r.version) }));
+}
+
+/** The newest stored version, read past the task store (which would store what it buffers first). */
+async function stored(db: Database, id: string): Promise<string | undefined> {
+  return ((await db.knex(db.t.tasks).where('id', id).first('status')) as { status: string } | undefined)?.status;
+}
+
+// ClickHouse: claims held in memory, every change a new row version written through a short buffer.
+const lane = lanes().find((l): l is Lane => l.name === 'clickhouse');
+if (lane) {
+  describe('task versions on clickhouse', () => {
+    let node: EngineNode;
+    before(async () => {
+      node = await startEngineNode(lane.database());
+    });
+    after(() => node.close({ drop: true }));
+
+    test('the tasks table keeps each change as a new version, and reads return the newest', async () => {
+      const [info] = (await node.db.knex.raw('select engine, sorting_key from system.tables where database = currentDatabase() and name = ?', [node.db.t.tasks])) as { engine: string; sorting_key: string }[];
+      assert.deepEqual({ ...info, sorting_key: info!.sorting_key.replace(/^\((.*)\)$/, '$1') }, { engine: 'ReplacingMergeTree', sorting_key: 'id' });
+      node.engine.register('versioned', async (ctx) => {
+        ctx.progress(50);
+        await sleep(150);
+        return 'done';
+      });
+      const task = (await node.engine.create({ type: 'versioned' }))!;
+      assert.ok(await until(async () => (await node.engine.get(task.id))?.status === 'success'));
+      const all = await versions(node.db, task.id);
+      assert.deepEqual(all[0], { status: 'pending', version: 0 });
+      assert.equal(all.at(-1)!.status, 'success');
+      assert.ok(all.some((v) => v.status === 'running'), JSON.stringify(all));
+      assert.deepEqual(all.map((v) => v.version), [...all.map((v) => v.version)].sort((a, b) => a - b));
+      assert.equal(new Set(all.map((v) => v.version)).size, all.length, 'every version is new');
+      assert.equal((await findTask(node.db, task.id))!.version, all.at(-1)!.version);
+    });
+
+    test('a change is read back at once, and an API change is stored before it is answered', async () => {
+      const task = (await node.engine.create({ type: 'never_registered' }))!;
+      const cancelled = await node.engine.cancel(task.id);
+      assert.equal(cancelled.status, 'cancelled');
+      assert.equal(await stored(node.db, task.id), 'cancelled');
+      const retried = await node.engine.retry(task.id);
+      assert.equal(retried.status, 'pending');
+      assert.equal(await stored(node.db, task.id), 'pending');
+      await node.engine.remove(task.id);
+      assert.equal(await node.engine.get(task.id), undefined);
+      assert.ok(((await node.db.knex(node.db.t.tasks).where('id', task.id).first('deleted_at')) as { deleted_at: unknown }).deleted_at);
+
+      // A run's outcome is buffered; any read through the store sees it.
+      const other = (await node.engine.create({ type: 'never_registered' }))!;
+      const [mine] = await node.db.tasks.claim({ workerId: 'test', claimId: 'c1', types: ['never_registered'], limit: 1, leaseMs: 60_000, patch: { status: 'running' } });
+      assert.equal(mine?.id, other.id, 'the deleted task is not claimed; the new one is');
+      assert.deepEqual(await node.db.tasks.change([{ id: other.id, fence: { status: 'running', claimId: 'c1' }, patch: { status: 'success', progress: 100 } }]), [true]);
+      assert.deepEqual(await node.db.tasks.change([{ id: other.id, fence: { status: 'running', claimId: 'c1' }, patch: { status: 'failed' } }]), [false], 'fenced on the newest version');
+      assert.equal((await findTask(node.db, other.id))!.status, 'success');
+    });
+
+    test('50 concurrent claims take each task once', async () => {
+      const ids = await node.engine.createMany(Array.from({ length: 60 }, () => ({ type: 'claimed_once' })));
+      const claims = await Promise.all(
+        Array.from({ length: 50 }, (_, i) => node.db.tasks.claim({ workerId: 'test', claimId: `k${i}`, types: ['claimed_once'], limit: 2, leaseMs: 60_000, patch: { status: 'running' } })),
+      );
+      const taken = claims.flat().map((r) => r.id);
+      assert.equal(taken.length, new Set(taken).size, 'no task taken twice');
+      assert.equal(taken.length, 60);
+      assert.deepEqual(new Set(taken), new Set(ids));
+    });
+
+    test('stopping stores every buffered change before it resolves', async () => {
+      const other = await startEngineNode(lane.database(), { start: true });
+      let ran = 0;
+      other.engine.register('stop_buffered', async () => void ran++);
+      try {
+        const ids = await other.engine.createMany(Array.from({ length: 40 }, () => ({ type: 'stop_buffered' })));
+        assert.ok(await until(() => ran === 40));
+        await other.engine.stop();
+        const rows = (await other.db.knex(other.db.t.tasks).whereIn('id', ids).select('status')) as { status: string }[];
+        assert.deepEqual(new Set(rows.map((r) => r.status)), new Set(['success']));
+      } finally {
+        await other.close({ drop: true });
+      }
+    });
+  });
+
+  test('a process killed while running tasks: a new one runs them again at once, not when their lease ends', async () => {
+    const database = lane.database();
+    const db = await openLaneDatabase(database);
+    const ids = Array.from({ length: 3 }, () => randomUUID());
+    await db.tasks.insert(ids.map((id) => ({ id, type: 'crash_victim', category: 'system', payload: '{}', max_retries: 0, creator_id: null, cron_schedule_id: null, fire_key: null, org_id: null })), new Date());
+    const child = spawn(process.execPath, ['--import', 'tsx', CHILD], {
+      env: { ...process.env, ENGINE_CHILD_DATABASE: JSON.stringify(database), ENGINE_CHILD_LEASE_MS: '600000' },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let node: EngineNode | undefined;
+    try {
+      const [line] = (await once(child.stdout!, 'data', { signal: AbortSignal.timeout(20_000) })) as [Buffer | string];
+      assert.match(String(line), /^ready /);
+      assert.ok(await until(async () => (await Promise.all(ids.map((id) => stored(db, id)))).every((s) => s === 'running'), 10_000), 'the child runs all three');
+      child.kill('SIGKILL');
+      await once(child, 'exit');
+      await db.close();
+
+      const killedAt = Date.now();
+      node = await startEngineNode(database, { config: { leaseTtlMs: 600_000 } });
+      const reran = new Map<string, number>();
+      node.engine.register('crash_victim', async (ctx) => void reran.set(ctx.task.id, (reran.get(ctx.task.id) ?? 0) + 1));
+      const done = async () => (await Promise.all(ids.map((id) => node!.engine.get(id)))).every((x) => x?.status === 'success');
+      assert.ok(await until(done, 10_000), 'all three completed in the new process');
+      assert.ok(Date.now() - killedAt < 10_000);
+      assert.deepEqual([...reran.values()], [1, 1, 1]);
+    } finally {
+      if (child.exitCode === null) child.kill('SIGKILL');
+      if (node) await node.close({ drop: true });
+      else await dropOwnTables({ db }).catch(() => {});
+    }
+  });
+}
