@@ -4,10 +4,12 @@ import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import type { Knex } from 'knex';
 import pino from 'pino';
 import { openDatabase, type Database } from '../db/database.ts';
 import { migrations } from '../db/migrations/index.ts';
-import { findTask } from '../db/repositories/tasks.ts';
+import { TaskVersions } from '../db/repositories/task-versions.ts';
+import { findTask, type NewTaskRow } from '../db/repositories/tasks.ts';
 import { loadConfig } from '../server/config/load.ts';
 import { databaseOptions } from '../server/database-options.ts';
 import { openLaneDatabase, startEngineNode, until, type EngineNode } from './support/engine-node.ts';
@@ -50,6 +52,35 @@ async function versions(db: Database, id: string): Promise<{ status: string; ver
 /** The newest stored version, read past the task store (which would store what it buffers first). */
 async function stored(db: Database, id: string): Promise<string | undefined> {
   return ((await db.knex(db.t.tasks).where('id', id).first('status')) as { status: string } | undefined)?.status;
+}
+
+function newTask(type: string): NewTaskRow {
+  return { id: randomUUID(), type, category: 'system', payload: '{}', max_retries: 0, creator_id: null, cron_schedule_id: null, fire_key: null, org_id: null };
+}
+
+const claimOf = (types: string[], limit = 10) => ({ workerId: 'test', claimId: randomUUID(), types, limit, leaseMs: 60_000, patch: { status: 'running' as const } });
+
+/**
+ * Makes the next INSERT through `db` take `after` once the server ran it: an answer that comes late (or, when
+ * `after` throws, an answer lost although the rows are stored).
+ */
+function afterNextInsert(db: Database, after: () => Promise<void>): void {
+  const knex = db.knex;
+  (db as { knex: unknown }).knex = new Proxy(knex, {
+    apply(target, self, args) {
+      const query = Reflect.apply(target, self, args) as Knex.QueryBuilder & { _method?: string };
+      const then = query.then.bind(query);
+      query.then = ((ok: never, ko: never) => {
+        if (query._method !== 'insert') return then(ok, ko);
+        (db as { knex: unknown }).knex = knex;
+        return then(async (v: unknown) => {
+          await after();
+          return v;
+        }).then(ok, ko);
+      }) as never;
+      return query;
+    },
+  });
 }
 
 // ClickHouse: claims held in memory, every change a new row version written through a short buffer.
@@ -111,6 +142,59 @@ if (lane) {
       assert.equal(taken.length, new Set(taken).size, 'no task taken twice');
       assert.equal(taken.length, 60);
       assert.deepEqual(new Set(taken), new Set(ids));
+    });
+
+    test('a task whose insert is answered late is claimed once', async () => {
+      const task = newTask('late_answer');
+      afterNextInsert(node.db, async () => void (await sleep(400)));
+      const inserting = node.db.tasks.insert([task], new Date());
+      await sleep(150);
+      const first = await node.db.tasks.claim(claimOf(['late_answer']));
+      await inserting;
+      const second = await node.db.tasks.claim(claimOf(['late_answer']));
+      assert.deepEqual([...first, ...second].map((r) => r.id), [task.id]);
+      await node.db.tasks.settle();
+      const all = await versions(node.db, task.id);
+      assert.equal(new Set(all.map((v) => v.version)).size, all.length, JSON.stringify(all));
+    });
+
+    test('a task created while a claim reads, or stored by an insert that failed, is still claimed', async () => {
+      const during = newTask('hidden');
+      const select = Object.getOwnPropertyDescriptor(TaskVersions.prototype, 'select')!.value as (...args: unknown[]) => Promise<unknown>;
+      const proto = TaskVersions.prototype as unknown as { select: typeof select };
+      proto.select = async function (this: unknown, ...args: unknown[]) {
+        proto.select = select;
+        const rows = await select.apply(this, args);
+        await node.db.tasks.insert([during], new Date());
+        return rows;
+      };
+      try {
+        assert.deepEqual(await node.db.tasks.claim(claimOf(['hidden'])), []);
+      } finally {
+        proto.select = select;
+      }
+      const lost = newTask('hidden');
+      afterNextInsert(node.db, async () => {
+        throw new Error('the answer was lost');
+      });
+      await assert.rejects(node.db.tasks.insert([lost], new Date()));
+      const taken: string[] = [];
+      assert.ok(await until(async () => (taken.push(...(await node.db.tasks.claim(claimOf(['hidden'])).then((rows) => rows.map((r) => r.id)))), taken.length === 2)));
+      assert.deepEqual(new Set(taken), new Set([during.id, lost.id]));
+    });
+
+    test('tasks waiting out a backoff do not hold back new ones', async () => {
+      const waiting = await node.db.tasks.claim(claimOf(['backoff'], 1));
+      assert.equal(waiting.length, 0);
+      await node.db.tasks.insert(Array.from({ length: 150 }, () => newTask('backoff')), new Date());
+      const running = await node.db.tasks.claim(claimOf(['backoff'], 150));
+      assert.equal(running.length, 150);
+      await node.db.tasks.change(running.map((r) => ({ id: r.id, fence: { status: 'running' as const, claimId: r.claim_id }, patch: { status: 'pending' as const, run_after_ms: 60_000, claim_id: null, worker_id: null } })));
+      await node.db.tasks.settle();
+      const fresh = Array.from({ length: 12 }, () => newTask('backoff'));
+      await node.db.tasks.insert(fresh, new Date());
+      const taken = [...(await node.db.tasks.claim(claimOf(['backoff']))), ...(await node.db.tasks.claim(claimOf(['backoff'])))];
+      assert.deepEqual(new Set(taken.map((r) => r.id)), new Set(fresh.map((r) => r.id)));
     });
 
     test('stopping stores every buffered change before it resolves', async () => {

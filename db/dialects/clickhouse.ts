@@ -64,7 +64,8 @@ export const clickhouseDialect: Dialect = {
     const copy = `${table}__redesign`;
     await knex.schema.dropTableIfExists(copy);
     await knex.raw(`create table ${quoteIdentifier(copy)} as ${quoteIdentifier(table)} engine = ${engineOf(design)} order by (${order}) settings ${LIGHTWEIGHT_MUTATIONS}`);
-    await knex.raw(`insert into ${quoteIdentifier(copy)} select * from ${quoteIdentifier(table)}`);
+    // A large table takes long to copy, and must not fail on every start for it.
+    await knex.raw(`insert into ${quoteIdentifier(copy)} select * from ${quoteIdentifier(table)} settings max_execution_time = 0`);
     await knex.raw(`exchange tables ${quoteIdentifier(table)} and ${quoteIdentifier(copy)}`);
     await knex.schema.dropTable(copy);
   },

@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import type { Database } from '../database.ts';
 import type { DbLogger } from '../options.ts';
+import { ReadyLists, type ReadyList } from './task-ready-lists.ts';
 import type { TaskStore } from './task-store.ts';
 import {
   heldOf, insertTaskOnce, insertTasks, taskFromDb, toDbPatch,
@@ -10,21 +11,11 @@ import {
 /** How long a change waits for others to share its INSERT. */
 const FLUSH_MS = 50;
 const MAX_FLUSH_BACKOFF_MS = 5000;
+/** Failed stores in a row after which rows are written one at a time, so one the server refuses cannot hold back the rest. */
+const ONE_BY_ONE_AFTER = 3;
 const CHUNK = 500;
-/** Pending rows a claim reads at once, and the most kept waiting in memory. */
+/** Pending rows a claim reads at once. */
 const PREFETCH = 100;
-const MAX_READY = 1000;
-const MAX_TYPE_SETS = 8;
-
-/**
- * Pending rows not in memory, of some task types, oldest first: claims take from here and read the database
- * only when it runs short. While `complete`, it holds every such row, and new ones join it.
- */
-interface ReadyList {
-  types: Set<string>;
-  rows: Map<string, TaskRow>;
-  complete: boolean;
-}
 
 /** The row a task's insert stores. */
 function pendingRow(t: NewTaskRow, at: string): TaskRow {
@@ -36,6 +27,8 @@ function pendingRow(t: NewTaskRow, at: string): TaskRow {
   };
 }
 
+type AnyChange = Omit<TaskChange, 'fence'> & { fence?: TaskFence };
+
 /**
  * Task writes for an engine without row locks, transactions or affected-row counts (ClickHouse), where one
  * process owns the database (DESIGN §2). Every change is a whole new row, `version` + 1, appended to a table
@@ -44,11 +37,12 @@ function pendingRow(t: NewTaskRow, at: string): TaskRow {
  * This process is the only writer, so it knows the newest version of every row it changed: those rows stay in
  * memory until they are stored, and running rows stay while they run (the claims are held here, not in the
  * database). Fences are checked on the newest version in memory, synchronously, so two changes of one row never
- * interleave; a claim takes pending rows that are not in memory from the database and the ones in memory from
- * there. Changes are buffered for up to 50 ms and stored with one INSERT; reads of the table settle the buffer
- * first, so every read sees every change made before it. Lost on a crash: at most the last 50 ms of changes,
- * which leaves tasks pending or running as they were, to run again (running rows of a process that is gone
- * count as expired at once).
+ * interleave; claims take pending rows from memory (the ready lists, task-ready-lists.ts, read from the database
+ * 100 at a time). Changes are buffered for up to 50 ms and stored with one INSERT; reads of the table settle the
+ * buffer first, so every read sees every change made before it. Lost on a crash: at most the last 50 ms of
+ * changes (while the database refuses writes, the changes since; nothing is claimed then), which leaves tasks
+ * pending or running as they were, to run again (running rows of a process that is gone count as expired at
+ * once).
  *
  * One instance serves every Database of the process on the same tables, so several consoles of one process
  * (the tests' nodes) share it as one owner.
@@ -57,8 +51,7 @@ export class TaskVersions {
   /** The newest version of each row changed but not stored yet, and of each row running here. */
   private readonly known = new Map<string, TaskRow>();
   private readonly unstored = new Set<string>();
-  /** Pending rows ready to claim, per set of task types claimed (one per engine, usually the same). */
-  private readonly ready = new Map<string, ReadyList>();
+  private readonly ready = new ReadyLists();
   private readonly dbs: Database[] = [];
   private storing: Promise<void> | undefined;
   /** Changes made, and changes stored (every one up to this count), for settle to wait on its own. */
@@ -72,44 +65,43 @@ export class TaskVersions {
    * return an older version from before the store.
    */
   private readonly left = new Map<string, { row: TaskRow; store: number }>();
+  /** Failed stores in a row; while there are any, nothing is claimed (what runs could not be stored). */
   private failures = 0;
   private timer: NodeJS.Timeout | undefined;
 
   constructor(private readonly logger: DbLogger) {}
 
+  /** The store as one Database sees it: its statements go through that database's connections. */
   attach(db: Database): TaskStore {
     this.dbs.push(db);
     return {
-      insert: async (rows, now) => {
-        await insertTasks(db, rows, now, db.dialect.toDbTime(now));
-        this.inserted(rows, now);
-      },
-      insertOnce: async (row, now) => {
-        const inserted = await insertTaskOnce(db, row, now, db.dialect.toDbTime(now));
-        if (inserted) this.inserted([row], now);
-        return inserted;
-      },
-      claim: (request) => this.claim(request),
-      change: (changes) => this.change(changes),
-      setProgress: async (id, claimId, progress) => void (await this.change([{ id, fence: { status: 'running', claimId }, patch: { progress } }])),
+      insert: async (rows, now) => void (await this.insert(rows, now, () => insertTasks(db, rows, now, db.dialect.toDbTime(now)).then(() => true))),
+      insertOnce: (row, now) => this.insert([row], now, () => insertTaskOnce(db, row, now, db.dialect.toDbTime(now))),
+      claim: (request) => this.claim(db, request),
+      change: (changes) => this.change(db, changes),
+      setProgress: async (id, claimId, progress) => void (await this.change(db, [{ id, fence: { status: 'running', claimId }, patch: { progress } }])),
       setArtifact: async (id, fileKey, fileName) => {
-        await this.change([{ id, patch: { artifact_file_key: fileKey, artifact_file_name: fileName, updated_at: new Date().toISOString() } }]);
+        await this.change(db, [{ id, patch: { artifact_file_key: fileKey, artifact_file_name: fileName, updated_at: new Date().toISOString() } }]);
       },
-      renew: (workerId, ids, leaseMs) => this.renew(workerId, ids, leaseMs),
-      held: (ids, onlyCancelled) => this.held(ids, onlyCancelled),
-      expired: (limit) => this.expired(limit),
-      remove: (ids) => this.remove(ids),
+      renew: (workerId, ids, leaseMs) => this.renew(db, workerId, ids, leaseMs),
+      held: (ids, onlyCancelled) => this.held(db, ids, onlyCancelled),
+      expired: (limit) => this.expired(db, limit),
+      remove: (ids) => this.remove(db, ids),
       settle: () => this.settle(),
       detach: () => this.detach(db),
     };
   }
 
   private async detach(db: Database): Promise<void> {
-    // The last database of the process stores what is left; afterwards memory starts empty, as after a restart.
-    if (this.dbs.length === 1) {
-      try {
-        await this.settle();
-      } finally {
+    const last = this.dbs.length === 1;
+    try {
+      // The last database of the process stores what is left; another may be what a store under way uses.
+      if (last) await this.settle();
+      else await this.storing?.catch(() => {});
+    } finally {
+      this.dbs.splice(this.dbs.indexOf(db), 1);
+      // Afterwards memory starts empty, as after a restart.
+      if (last) {
         clearTimeout(this.timer);
         this.timer = undefined;
         this.known.clear();
@@ -117,29 +109,31 @@ export class TaskVersions {
         this.ready.clear();
       }
     }
-    this.dbs.splice(this.dbs.indexOf(db), 1);
   }
 
-  /** Any open database of these tables (they are the same tables). */
-  private get db(): Database {
-    const db = this.dbs[0];
-    if (!db) throw new Error('the task store has no open database');
-    return db;
-  }
-
-  private query(): Knex.QueryBuilder {
-    return this.db.knex(this.db.t.tasks);
+  private async insert(rows: NewTaskRow[], now: Date, write: () => Promise<boolean>): Promise<boolean> {
+    const ids = rows.map((r) => r.id);
+    this.ready.beginInsert(ids);
+    let inserted: boolean;
+    try {
+      inserted = await write();
+    } catch (error) {
+      this.ready.endInsert(ids, undefined);
+      throw error;
+    }
+    this.ready.endInsert(ids, inserted ? rows.map((r) => pendingRow(r, now.toISOString())) : []);
+    return inserted;
   }
 
   /**
    * Rows from the database, through `build`. A row that left memory while the query ran (stored, not running)
    * may come back in the version before that store: the stored one is returned instead.
    */
-  private async select(build: (q: Knex.QueryBuilder) => Knex.QueryBuilder): Promise<TaskRow[]> {
+  private async select(db: Database, build: (q: Knex.QueryBuilder) => Knex.QueryBuilder): Promise<TaskRow[]> {
     const from = this.stores;
     this.reads.set(from, (this.reads.get(from) ?? 0) + 1);
     try {
-      const rows = ((await build(this.query())) as Record<string, unknown>[]).map(taskFromDb);
+      const rows = ((await build(db.knex(db.t.tasks))) as Record<string, unknown>[]).map(taskFromDb);
       return rows.map((r) => {
         const left = this.left.get(r.id);
         return left && left.store > from && left.row.version > r.version ? left.row : r;
@@ -154,10 +148,10 @@ export class TaskVersions {
   }
 
   /** The newest version of each row: memory first, the database for the rest. */
-  private async current(ids: string[]): Promise<Map<string, TaskRow>> {
+  private async current(db: Database, ids: string[]): Promise<Map<string, TaskRow>> {
     const missing = ids.filter((id) => !this.known.has(id));
     const out = new Map<string, TaskRow>();
-    if (missing.length) for (const row of await this.select((q) => q.whereIn('id', missing))) out.set(row.id, row);
+    if (missing.length) for (const row of await this.select(db, (q) => q.whereIn('id', missing))) out.set(row.id, row);
     // A change made while the query ran is newer than what it read.
     for (const id of ids) {
       const row = this.known.get(id);
@@ -166,40 +160,11 @@ export class TaskVersions {
     return out;
   }
 
-  private inserted(rows: NewTaskRow[], now: Date): void {
-    for (const row of rows) this.joinReady(pendingRow(row, now.toISOString()));
-  }
-
-  /** A pending row leaving memory or just inserted joins the lists that hold every such row of its type. */
-  private joinReady(row: TaskRow): void {
-    if (row.status !== 'pending' || row.deleted_at !== null) return;
-    for (const list of this.ready.values()) {
-      if (!list.complete || !list.types.has(row.type)) continue;
-      if (list.rows.size < MAX_READY) list.rows.set(row.id, row);
-      // The rest stays in the database, to be read when memory runs short.
-      else list.complete = false;
-    }
-  }
-
-  private forget(id: string): void {
-    for (const list of this.ready.values()) list.rows.delete(id);
-  }
-
-  private readyFor(types: string[]): ReadyList {
-    const key = [...types].sort().join('\n');
-    let list = this.ready.get(key);
-    if (!list) {
-      // Type sets change only when runners are registered: the oldest lists are of no engine any more.
-      if (this.ready.size >= MAX_TYPE_SETS) this.ready.delete(this.ready.keys().next().value!);
-      list = { types: new Set(types), rows: new Map(), complete: false };
-      this.ready.set(key, list);
-    }
-    return list;
-  }
-
-  private async claim(c: ClaimRequest): Promise<TaskRow[]> {
-    const list = this.readyFor(c.types);
-    if (!list.complete && list.rows.size < c.limit) await this.fill(list, Math.max(PREFETCH, c.limit));
+  private async claim(db: Database, c: ClaimRequest): Promise<TaskRow[]> {
+    // A run whose outcome cannot be stored would be lost with everything after it: wait for the database.
+    if (this.failures) throw new Error('task changes are not being stored; claims wait until they are');
+    const list = this.ready.for(c.types);
+    if (this.ready.short(list, c.limit, new Date().toISOString())) await this.fill(db, list, Math.max(PREFETCH, c.limit));
     // Decided without awaiting from here: nothing else changes these rows in between.
     const now = new Date();
     const at = now.toISOString();
@@ -214,25 +179,27 @@ export class TaskVersions {
     return candidates.slice(0, c.limit).map((row) => this.put(row, { ...c.patch, worker_id: c.workerId, claim_id: c.claimId, lease_expires_at: lease }));
   }
 
-  /** Reads the oldest pending rows (backoffs included) that are neither in memory nor ready into `ready`. */
-  private async fill(list: ReadyList, limit: number): Promise<void> {
-    const storesBefore = this.stores;
-    const rows = await this.select((q) =>
+  /** Reads the oldest pending rows that are neither in memory, nor listed, nor being inserted into the list. */
+  private async fill(db: Database, list: ReadyList, limit: number): Promise<void> {
+    const startedAt = Date.now();
+    const generation = this.ready.generation;
+    const stores = this.stores;
+    const rows = await this.select(db, (q) =>
       q
         .where('status', 'pending')
         .whereNull('deleted_at')
         .whereIn('type', [...list.types])
-        .whereNotIn('id', [...this.known.keys(), ...list.rows.keys()])
+        .whereNotIn('id', [...this.known.keys(), ...list.rows.keys(), ...this.ready.inserting])
         .orderBy([{ column: 'run_after' }, { column: 'id' }])
         .limit(limit),
     );
-    for (const row of rows) if (!this.known.has(row.id) && row.status === 'pending' && row.deleted_at === null) list.rows.set(row.id, row);
-    // Rows the query left out because they were in memory, and that were stored meanwhile, are in neither.
-    list.complete = rows.length < limit && this.stores === storesBefore;
+    const fresh = rows.filter((r) => !this.known.has(r.id) && r.status === 'pending' && r.deleted_at === null);
+    // A store (rows the query skipped as in memory left it) or an insert ending meanwhile may hide a row from it.
+    this.ready.filled(list, fresh, limit, generation === this.ready.generation && stores === this.stores && fresh.length === rows.length, startedAt);
   }
 
-  private async change(changes: (Omit<TaskChange, 'fence'> & { fence?: TaskFence })[]): Promise<boolean[]> {
-    const rows = await this.current(changes.map((c) => c.id));
+  private async change(db: Database, changes: AnyChange[]): Promise<boolean[]> {
+    const rows = await this.current(db, changes.map((c) => c.id));
     const at = new Date().toISOString();
     return changes.map((c) => {
       // An earlier change of this batch may have made a newer version.
@@ -254,8 +221,8 @@ export class TaskVersions {
     return row.lease_expires_at === null || row.lease_expires_at < at || !this.known.has(row.id);
   }
 
-  private async renew(workerId: string, ids: string[], leaseMs: number): Promise<HeldTask[]> {
-    const rows = await this.current(ids);
+  private async renew(db: Database, workerId: string, ids: string[], leaseMs: number): Promise<HeldTask[]> {
+    const rows = await this.current(db, ids);
     const lease = new Date(Date.now() + leaseMs).toISOString();
     const out: HeldTask[] = [];
     for (const id of ids) {
@@ -267,23 +234,23 @@ export class TaskVersions {
     return out;
   }
 
-  private async held(ids: string[], onlyCancelled = false): Promise<HeldTask[]> {
-    const rows = [...(await this.current(ids)).values()];
+  private async held(db: Database, ids: string[], onlyCancelled = false): Promise<HeldTask[]> {
+    const rows = [...(await this.current(db, ids)).values()];
     return rows.filter((r) => !onlyCancelled || r.cancel_requested).map((r) => heldOf(r as unknown as Record<string, unknown>));
   }
 
-  private async expired(limit: number): Promise<TaskRow[]> {
+  private async expired(db: Database, limit: number): Promise<TaskRow[]> {
     const at = new Date().toISOString();
-    const stored = await this.select((q) => q.where('status', 'running').whereNotIn('id', [...this.known.keys()]).limit(limit));
+    const stored = await this.select(db, (q) => q.where('status', 'running').whereNotIn('id', [...this.known.keys()]).limit(limit));
     const here = [...this.known.values()].filter((r) => r.status === 'running' && this.orphaned(r, at));
     return [...stored.filter((r) => r.status === 'running' && !this.known.has(r.id)), ...here].slice(0, limit);
   }
 
   /** Rows with a change in memory are kept: the change (a retry) came after the cleanup chose them. */
-  private async remove(ids: string[]): Promise<number> {
+  private async remove(db: Database, ids: string[]): Promise<number> {
     const gone = ids.filter((id) => !this.known.has(id));
-    for (const id of gone) this.forget(id);
-    return gone.length ? this.query().whereIn('id', gone).del() : 0;
+    for (const id of gone) this.ready.forget(id);
+    return gone.length ? db.knex(db.t.tasks).whereIn('id', gone).del() : 0;
   }
 
   /** Makes the next version of `row` the newest, to be stored with the next INSERT. */
@@ -292,9 +259,10 @@ export class TaskVersions {
     const next: TaskRow = { ...row, ...columns, version: row.version + 1 };
     if (run_after_ms !== undefined) next.run_after = new Date(Date.now() + run_after_ms).toISOString();
     this.known.set(next.id, next);
-    this.forget(next.id);
+    this.ready.forget(next.id);
     this.unstored.add(next.id);
     this.changes++;
+    // After a failure the backoff timer is already set.
     this.timer ??= setTimeout(() => this.storeLater(), FLUSH_MS).unref();
     return next;
   }
@@ -306,7 +274,8 @@ export class TaskVersions {
       (error: unknown) => {
         this.failures++;
         this.logger.warn({ err: error, tasks: this.unstored.size }, 'storing task changes failed; retrying');
-        this.timer ??= setTimeout(() => this.storeLater(), Math.min(MAX_FLUSH_BACKOFF_MS, FLUSH_MS * 2 ** this.failures)).unref();
+        clearTimeout(this.timer);
+        this.timer = setTimeout(() => this.storeLater(), Math.min(MAX_FLUSH_BACKOFF_MS, FLUSH_MS * 2 ** this.failures)).unref();
       },
     );
   }
@@ -324,11 +293,24 @@ export class TaskVersions {
   }
 
   private async write(): Promise<void> {
+    const db = this.dbs[0];
+    if (!db) throw new Error('the task store has no open database');
     const upTo = this.changes;
     const rows = [...this.unstored].map((id) => this.known.get(id)!);
-    const db = this.db;
-    // Written again after a failure, whole: a version written twice is the same row.
-    for (let i = 0; i < rows.length; i += CHUNK) await db.knex(db.t.tasks).insert(rows.slice(i, i + CHUNK).map((r) => toDbPatch(db, r)));
+    const insert = (batch: TaskRow[]) => db.knex(db.t.tasks).insert(batch.map((r) => toDbPatch(db, r)));
+    if (this.failures < ONE_BY_ONE_AFTER) {
+      // Written again after a failure, whole: a version written twice is the same row.
+      for (let i = 0; i < rows.length; i += CHUNK) await insert(rows.slice(i, i + CHUNK));
+    } else {
+      const refused = await this.writeOneByOne(rows, insert);
+      // Every row failing is the database failing: they are all kept for the next attempt.
+      if (refused.length === rows.length && rows.length) throw refused[0]!.error;
+      for (const { row, error } of refused) {
+        this.logger.error({ err: error, task_id: row.id }, 'the database refuses this task change; it is dropped (the task keeps its stored state)');
+        if (this.known.get(row.id) === row) this.known.delete(row.id);
+        this.unstored.delete(row.id);
+      }
+    }
     this.stores++;
     this.stored = upTo;
     for (const row of rows) {
@@ -336,8 +318,20 @@ export class TaskVersions {
       this.unstored.delete(row.id);
       if (row.status === 'running') continue;
       this.known.delete(row.id);
-      this.joinReady(row);
+      this.ready.join(row);
       if (this.reads.size) this.left.set(row.id, { row, store: this.stores });
     }
+  }
+
+  private async writeOneByOne(rows: TaskRow[], insert: (batch: TaskRow[]) => PromiseLike<unknown>): Promise<{ row: TaskRow; error: unknown }[]> {
+    const refused: { row: TaskRow; error: unknown }[] = [];
+    for (const row of rows) {
+      try {
+        await insert([row]);
+      } catch (error) {
+        refused.push({ row, error });
+      }
+    }
+    return refused;
   }
 }
