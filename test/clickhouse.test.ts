@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import http, { type IncomingHttpHeaders } from 'node:http';
+import https from 'node:https';
 import net, { type Socket } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import type { Knex } from 'knex';
@@ -9,14 +10,18 @@ import pino from 'pino';
 import { openDatabase, type Database } from '../db/database.ts';
 import { loadConfig } from '../server/config/load.ts';
 import { databaseOptions } from '../server/database-options.ts';
+import { fileURLToPath } from 'node:url';
 import { captureLogs, lanes, startConsole, testConfig, type Lane, type TestConsole } from './support/harness.ts';
+import { createTestPki } from './support/tls-certs.ts';
 
-/** Forwards to ClickHouse and records what arrives: the effect of the connection keys on the wire. */
-async function recordingProxy(target: string) {
+const PING = fileURLToPath(new URL('./support/clickhouse-ping.ts', import.meta.url));
+
+/** Forwards to ClickHouse and records what arrives: the effect of the connection keys on the wire (over TLS with `tls`). */
+async function recordingProxy(target: string, tls?: { cert: Buffer; key: Buffer }) {
   const requests: { url: URL; headers: IncomingHttpHeaders; socket: Socket }[] = [];
   let inFlight = 0;
   let maxInFlight = 0;
-  const server = http.createServer((req, res) => {
+  const server = (tls ? https.createServer(tls) : http.createServer()).on('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
     requests.push({ url: new URL(req.url!, 'http://proxy'), headers: req.headers, socket: req.socket });
     maxInFlight = Math.max(maxInFlight, ++inFlight);
     const upstream = http.request(new URL(req.url!, target), { method: req.method, headers: req.headers }, (answer) => {
@@ -97,6 +102,28 @@ if (lane) {
         const plain = proxy.requests.at(-1)!;
         assert.equal(plain.url.searchParams.get('enable_http_compression'), null);
         assert.doesNotMatch(String(plain.headers['accept-encoding'] ?? ''), /gzip/);
+      } finally {
+        proxy.close();
+      }
+    });
+
+    test('an https:// host speaks TLS, verified against the CAs Node trusts', async () => {
+      const pki = createTestPki();
+      const proxy = await recordingProxy(url.origin, { cert: pki.local.cert, key: pki.local.key });
+      try {
+        const untrusted = open({ host: 'https://127.0.0.1', port: proxy.port });
+        await assert.rejects(untrusted.knex.raw('select 1'), /certificate|UNABLE_TO_VERIFY|SELF_SIGNED/i);
+        assert.equal(proxy.requests.length, 0, 'nothing reached the server over an unverified connection');
+        const database = testConfig(lane, { database: { host: 'https://127.0.0.1', port: proxy.port } }).database;
+        // Not spawnSync: the proxy runs in this process.
+        const child = spawn(process.execPath, ['--import', 'tsx', PING], { env: { ...process.env, NODE_EXTRA_CA_CERTS: pki.caFile, PING_DATABASE: JSON.stringify(database) }, stdio: ['ignore', 'pipe', 'pipe'], timeout: 30_000 });
+        let out = '';
+        let err = '';
+        child.stdout.on('data', (d: Buffer) => (out += d));
+        child.stderr.on('data', (d: Buffer) => (err += d));
+        await once(child, 'exit');
+        assert.equal(out.trim(), '1', err);
+        assert.ok(proxy.requests.length > 0, 'the statements went through the TLS proxy');
       } finally {
         proxy.close();
       }

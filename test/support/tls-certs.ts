@@ -18,6 +18,8 @@ export interface TestPki {
   caFile: string;
   ca: Buffer;
   server: Pair;
+  /** A server certificate for 127.0.0.1, for clients that take no server name. */
+  local: Pair;
   client: Pair;
 }
 
@@ -37,6 +39,7 @@ export function createTestPki(): TestPki {
     caFile: at('ca.crt'),
     ca: readFileSync(at('ca.crt')),
     server: issue('server', `subjectAltName=DNS:${SERVER_NAME}\nextendedKeyUsage=serverAuth\n`),
+    local: issue('local', 'subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n'),
     client: issue('client', 'extendedKeyUsage=clientAuth\n'),
   };
 }
