@@ -2,6 +2,7 @@ import type { ChangeFeed } from '../../db/change-feed.ts';
 import type { Database } from '../../db/database.ts';
 import { findSession, touchSession, type SessionRow } from '../../db/repositories/sessions.ts';
 import { findUserById, type UserWithRoles } from '../../db/repositories/users.ts';
+import { then, type MaybePromise } from '../../lib/maybe-async.ts';
 import { FeedCache } from '../shared/feed-cache.ts';
 
 export const USERS_CHANNEL = 'users';
@@ -35,24 +36,25 @@ export class IdentityStore {
     this.sessions = new FeedCache(feed, [SESSIONS_CHANNEL], cacheSize);
   }
 
-  async identity(userId: string): Promise<Identity | undefined> {
-    const identity = await this.users.get(userId, async () => {
+  // Cached answers come back as values, not promises: every authenticated request asks for both.
+  identity(userId: string): MaybePromise<Identity | undefined> {
+    const identity = this.users.getNow(userId, async () => {
       const user = await findUserById(this.db, userId);
       return user ? describe(user) : null;
     });
-    return identity ?? undefined;
+    return then(identity, (i) => i ?? undefined);
   }
 
-  async session(id: string): Promise<SessionRow | undefined> {
-    return (await this.sessions.get(id, async () => (await findSession(this.db, id)) ?? null)) ?? undefined;
+  session(id: string): MaybePromise<SessionRow | undefined> {
+    return then(this.sessions.getNow(id, async () => (await findSession(this.db, id)) ?? null), (s) => s ?? undefined);
   }
 
   /** Records activity on a session; written through at most about once a minute to keep requests cheap. */
-  async touch(session: SessionRow, now: Date, writeEveryMs: number, expiresAt?: Date): Promise<void> {
-    if (!expiresAt && now.getTime() - Date.parse(session.last_seen_at) < writeEveryMs) return;
+  touch(session: SessionRow, now: Date, writeEveryMs: number, expiresAt?: Date): MaybePromise<void> {
+    if (!expiresAt && now.getTime() - sessionTimes(session).lastSeenAt < writeEveryMs) return;
     const next = { ...session, last_seen_at: now.toISOString(), expires_at: expiresAt?.toISOString() ?? session.expires_at };
     this.sessions.set(session.id, next);
-    await touchSession(this.db, session.id, now, expiresAt);
+    return touchSession(this.db, session.id, now, expiresAt);
   }
 
   /** After a change on this node: forget at once here, and tell the other nodes. */
@@ -61,6 +63,18 @@ export class IdentityStore {
     else this.users.clear();
     await this.feed.publish(channel);
   }
+}
+
+const parsedTimes = new WeakMap<SessionRow, { expiresAt: number; lastSeenAt: number }>();
+
+/**
+ * A session's times in milliseconds, parsed once per row: cached rows are replaced, never changed, and
+ * parsing the two ISO times cost as much as the rest of a request's session check.
+ */
+export function sessionTimes(session: SessionRow): { expiresAt: number; lastSeenAt: number } {
+  let times = parsedTimes.get(session);
+  if (!times) parsedTimes.set(session, (times = { expiresAt: Date.parse(session.expires_at), lastSeenAt: Date.parse(session.last_seen_at) }));
+  return times;
 }
 
 export function describe(user: UserWithRoles): Identity {

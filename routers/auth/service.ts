@@ -4,13 +4,14 @@ import { insertSession, revokeSession } from '../../db/repositories/sessions.ts'
 import { consumeUserToken, countTokenAttempt, findUserToken } from '../../db/repositories/user-tokens.ts';
 import { findUserById, findUserByLogin, recordLoginFailure, recordLoginSuccess, unlockUser, type UserWithRoles } from '../../db/repositories/users.ts';
 import { InvalidUserError, UnauthorizedError } from '../../lib/errors.ts';
+import { then, type MaybePromise } from '../../lib/maybe-async.ts';
 import type { AuditAction, AuditWriter } from '../audit/writer.ts';
 import type { Mailer } from '../mail/mailer.ts';
 import type { SettingsService } from '../settings/service.ts';
 import type { Caller, RequestInfo } from '../shared/context.ts';
 import { effectiveStatus, toUserJson, type UserJson } from '../users/schemas.ts';
 import { codeMatches, isLive, issueEmailToken, recipientOf, sha256 } from './email-tokens.ts';
-import { describe, SESSIONS_CHANNEL, USERS_CHANNEL, type IdentityStore } from './identity.ts';
+import { describe, sessionTimes, SESSIONS_CHANNEL, USERS_CHANNEL, type IdentityStore } from './identity.ts';
 import type { PasswordHasher } from './password-hash.ts';
 import type { TokenSigner } from './tokens.ts';
 
@@ -51,31 +52,28 @@ export class AuthService {
     private readonly mailer: Mailer,
   ) {}
 
-  async authenticate(req: RequestInfo): Promise<Caller> {
+  // Without a promise when token, user and session are cached and no session write is due (most requests).
+  authenticate(req: RequestInfo): MaybePromise<Caller> {
     const header = req.authorization;
     if (!header) throw new UnauthorizedError('auth.missing_token');
-    const claims = await this.claimsOf(header);
-    if (!claims) throw new UnauthorizedError('auth.invalid_token');
-
-    // The user is checked before the session: a deleted, disabled or locked user's token answers E4012
-    // although those changes also revoke the sessions.
-    const identity = await this.identities.identity(claims.sub);
-    if (!identity || effectiveStatus(identity.user) !== 'active') throw new InvalidUserError('auth.user_invalid');
-
-    const session = await this.identities.session(claims.sid);
-    const now = new Date();
-    const idleMs = this.settings.get<number>('session_idle_timeout_minutes') * 60_000;
-    if (
-      !session ||
-      session.user_id !== claims.sub ||
-      session.revoked_at !== null ||
-      Date.parse(session.expires_at) <= now.getTime() ||
-      now.getTime() - Date.parse(session.last_seen_at) > idleMs
-    ) {
-      throw new UnauthorizedError('auth.session_ended');
-    }
-    await this.identities.touch(session, now, Math.min(TOUCH_EVERY_MS, idleMs / 4));
-    return { id: identity.user.id, username: identity.user.username, sessionId: session.id, isAdmin: identity.isAdmin, permissions: identity.permissions };
+    return then(this.claimsOf(header), (claims) => {
+      if (!claims) throw new UnauthorizedError('auth.invalid_token');
+      // The user is checked before the session: a deleted, disabled or locked user's token answers E4012
+      // although those changes also revoke the sessions.
+      return then(this.identities.identity(claims.sub), (identity) => {
+        if (!identity || effectiveStatus(identity.user) !== 'active') throw new InvalidUserError('auth.user_invalid');
+        return then(this.identities.session(claims.sid), (session) => {
+          const now = new Date();
+          const idleMs = this.settings.get<number>('session_idle_timeout_minutes') * 60_000;
+          const times = session && sessionTimes(session);
+          if (!session || !times || session.user_id !== claims.sub || session.revoked_at !== null || times.expiresAt <= now.getTime() || now.getTime() - times.lastSeenAt > idleMs) {
+            throw new UnauthorizedError('auth.session_ended');
+          }
+          const caller: Caller = { id: identity.user.id, username: identity.user.username, sessionId: session.id, isAdmin: identity.isAdmin, permissions: identity.permissions };
+          return then(this.identities.touch(session, now, Math.min(TOUCH_EVERY_MS, idleMs / 4)), () => caller);
+        });
+      });
+    });
   }
 
   /** Audits a refused login. */
@@ -88,7 +86,7 @@ export class AuthService {
     return (await this.claimsOf(authorization))?.sub;
   }
 
-  private async claimsOf(authorization: string | undefined) {
+  private claimsOf(authorization: string | undefined) {
     const match = authorization ? /^Bearer\s+(\S+)$/i.exec(authorization) : null;
     return match ? this.tokens.verify(match[1]!) : undefined;
   }

@@ -1,6 +1,7 @@
 import { createSecretKey, type KeyObject } from 'node:crypto';
 import { jwtVerify, SignJWT } from 'jose';
 import { LruCache } from '../../lib/lru.ts';
+import type { MaybePromise } from '../../lib/maybe-async.ts';
 
 export interface TokenClaims {
   sub: string;
@@ -40,9 +41,13 @@ export class TokenSigner {
   }
 
   /** The claims of a valid token, or undefined for a malformed, wrongly signed or expired one. */
-  async verify(token: string): Promise<TokenClaims | undefined> {
+  verify(token: string): MaybePromise<TokenClaims | undefined> {
     const cached = this.verified.get(token);
     if (cached) return cached.exp * 1000 > Date.now() ? cached : undefined;
+    return this.check(token);
+  }
+
+  private async check(token: string): Promise<TokenClaims | undefined> {
     try {
       const { payload } = await jwtVerify(token, this.key, { algorithms: ['HS256'] });
       if (typeof payload.sub !== 'string' || typeof payload.sid !== 'string' || typeof payload.exp !== 'number') return undefined;

@@ -1,5 +1,6 @@
 import type { ChangeFeed } from '../../db/change-feed.ts';
 import { LruCache } from '../../lib/lru.ts';
+import type { MaybePromise } from '../../lib/maybe-async.ts';
 import { offsetOf, type Pagination } from './schemas.ts';
 
 /**
@@ -10,6 +11,8 @@ import { offsetOf, type Pagination } from './schemas.ts';
  */
 export class FeedCache<T> {
   private readonly entries: LruCache<string, Promise<T>>;
+  /** The values of the entries that have loaded, so that a hit needs no promise. */
+  private readonly loaded = new WeakMap<Promise<T>, { value: T }>();
   private generation = 0;
 
   constructor(feed: ChangeFeed, channels: string[], size: number) {
@@ -27,17 +30,27 @@ export class FeedCache<T> {
     this.entries.set(key, pending);
     // A failed load, or one that raced a change, must not stay cached.
     pending.then(
-      () => {
+      (value) => {
         if (generation !== this.generation) this.entries.delete(key);
+        else this.loaded.set(pending, { value });
       },
       () => this.entries.delete(key),
     );
     return pending;
   }
 
+  /** The value itself when it has loaded, else the promise of it. */
+  getNow(key: string, load: () => Promise<T>): MaybePromise<T> {
+    const pending = this.get(key, load);
+    const loaded = this.loaded.get(pending);
+    return loaded ? loaded.value : pending;
+  }
+
   /** Replaces a cached value this node has just written itself. */
   set(key: string, value: T): void {
-    this.entries.set(key, Promise.resolve(value));
+    const settled = Promise.resolve(value);
+    this.loaded.set(settled, { value });
+    this.entries.set(key, settled);
   }
 
   clear(): void {
@@ -55,5 +68,5 @@ type PageLoad<T, F> = (q: { offset: number; limit: number; search?: string } & F
  * (such as the organization a request acts in) is part of the key and is handed on to `load`.
  */
 export function cachedPage<T, F extends Record<string, string | undefined> = Record<never, never>>(cache: FeedCache<{ rows: T[]; total: number }>, p: PageQuery, load: PageLoad<T, F>, filter = {} as F) {
-  return cache.get(JSON.stringify([p.current, p.page_size, p.search ?? '', filter]), () => load({ offset: offsetOf(p), limit: p.page_size, search: p.search, ...filter }));
+  return cache.getNow(JSON.stringify([p.current, p.page_size, p.search ?? '', filter]), () => load({ offset: offsetOf(p), limit: p.page_size, search: p.search, ...filter }));
 }

@@ -3,6 +3,7 @@ import { initTRPC } from '@trpc/server';
 import { TRPC_ERROR_CODES_BY_KEY } from '@trpc/server/rpc';
 import type { OpenApiMeta } from 'trpc-to-openapi';
 import { ForbiddenError } from '../../lib/errors.ts';
+import { then, type MaybePromise } from '../../lib/maybe-async.ts';
 import type { Caller, Context, RequestInfo } from './context.ts';
 import { toErrorBody } from './error-body.ts';
 
@@ -47,29 +48,39 @@ export const publicProcedure = t.procedure.meta({ public: true });
 /**
  * The caller of the request; the request's span (if traced) is tagged with the user id. With `X-Scope-OrgID`
  * the caller acts in that organization (with its roles' permissions added) and the request carries its id.
+ * No promise when the caller is cached and there is no organization to enter (see lib/maybe-async.ts).
  */
-async function authenticate(ctx: Context): Promise<{ caller: Caller; req: RequestInfo }> {
-  const caller = await ctx.services.auth.authenticate(ctx.req);
-  trace.getActiveSpan()?.setAttribute('enduser.id', caller.id);
-  if (ctx.req.orgHeader === undefined) return { caller, req: ctx.req };
-  const scoped = await ctx.services.orgScopes.enter(caller, ctx.req.orgHeader);
-  return { caller: scoped.caller, req: { ...ctx.req, orgId: scoped.orgId } };
+function authenticate(ctx: Context): MaybePromise<{ caller: Caller; req: RequestInfo }> {
+  return then(ctx.services.auth.authenticate(ctx.req), (caller) => {
+    trace.getActiveSpan()?.setAttribute('enduser.id', caller.id);
+    if (ctx.req.orgHeader === undefined) return { caller, req: ctx.req };
+    return then(ctx.services.orgScopes.enter(caller, ctx.req.orgHeader), (scoped) => ({ caller: scoped.caller, req: { ...ctx.req, orgId: scoped.orgId } }));
+  });
+}
+
+/**
+ * Goes on with the authenticated caller once `check` (if any) has not thrown. Not async: the REST adapter
+ * runs a cached request through the whole chain without a promise. tRPC types a middleware's answer as a
+ * promise; its own caller awaits whatever comes back, so a value is as good. `next` merges the ctx it is
+ * given into the current one.
+ */
+function withCaller<R>(ctx: Context, check: ((caller: Caller) => void) | undefined, proceed: (auth: { caller: Caller; req: RequestInfo }) => R): R {
+  return then(authenticate(ctx), (auth) => {
+    check?.(auth.caller);
+    return proceed(auth);
+  }) as R;
 }
 
 /** Any logged-in user (status and session checked). */
-export const authedProcedure = t.procedure.use(async ({ ctx, next }) => {
-  const { caller, req } = await authenticate(ctx);
-  return next({ ctx: { ...ctx, caller, req } });
-});
+export const authedProcedure = t.procedure.use(({ ctx, next }) => withCaller(ctx, undefined, ({ caller, req }) => next({ ctx: { caller, req } })));
 
 // Authentication and the permission check are one middleware: every middleware level copies the call
 // options in tRPC, which is measurable on hot list routes.
 function guarded(allowed: (caller: Caller) => boolean, denied: () => Error, permission: string) {
-  return t.procedure.meta({ permission }).use(async ({ ctx, next }) => {
-    const { caller, req } = await authenticate(ctx);
+  const check = (caller: Caller) => {
     if (!allowed(caller)) throw denied();
-    return next({ ctx: { ...ctx, caller, req } });
-  });
+  };
+  return t.procedure.meta({ permission }).use(({ ctx, next }) => withCaller(ctx, check, ({ caller, req }) => next({ ctx: { caller, req } })));
 }
 
 /** Logged in and holding `code`; administrators hold every permission. */

@@ -7,6 +7,7 @@ import {
   type UserWithRoles,
 } from '../../db/repositories/users.ts';
 import { BadRequestError, fieldError, NotFoundError } from '../../lib/errors.ts';
+import { then } from '../../lib/maybe-async.ts';
 import type { AuditWriter } from '../audit/writer.ts';
 import { ADMIN_ROLE, isAdminRole, SESSIONS_CHANNEL, USERS_CHANNEL, type IdentityStore } from '../auth/identity.ts';
 import type { PasswordHasher } from '../auth/password-hash.ts';
@@ -51,10 +52,9 @@ export class UserService {
     private readonly mailer: Mailer,
   ) {}
 
-  async list(p: PageQuery) {
+  list(p: PageQuery) {
     // Rows are cached as stored and shown per read: a lock ends by time alone, which no change announces.
-    const { rows, total } = await cachedPage(this.pages, p, (q) => listUsers(this.db, q));
-    return page(rows.map(toUserJson), total, p);
+    return then(cachedPage(this.pages, p, (q) => listUsers(this.db, q)), ({ rows, total }) => page(rows.map(toUserJson), total, p));
   }
 
 

@@ -20,7 +20,8 @@ import { loadOpenApiDocument } from './openapi-document.ts';
 import { requestInfo } from './request-info.ts';
 import { registerRateLimits } from './rate-limit.ts';
 import { registerRestRoutes } from './rest-adapter.ts';
-import { addSecurityHeaders } from './security-headers.ts';
+import { addRequestHooks } from './request-hooks.ts';
+import { securityHeaders } from './security-headers.ts';
 import { enforceWriteTimeout } from './write-timeout.ts';
 
 export interface HttpDeps {
@@ -49,10 +50,10 @@ export async function buildHttpApp({ config, services, logger, metrics, tracing,
   app.setErrorHandler((error, request, reply) => sendError(error, request, reply, logger, s.max_upload_size));
   app.setNotFoundHandler((request, reply) => sendError(new NotFoundError('error.route_not_found'), request, reply, logger, s.max_upload_size));
 
-  traceRequests(app, tracing);
-  addSecurityHeaders(app);
+  const traced = traceRequests(app, tracing);
+  const timeout = enforceWriteTimeout(app, s.write_timeout, (request, reply) => sendError(new UnavailableError('error.request_timeout'), request, reply, logger, s.max_upload_size));
+  addRequestHooks(app, [securityHeaders, timeout, registerMetrics(app, metrics, config.metrics.token), traced], traced.enter);
   closeConnectionsWhenDraining(app);
-  registerMetrics(app, metrics, config.metrics.token);
   if (config.rate_limit.enabled) {
     registerRateLimits(app, {
       loginPerMinute: config.rate_limit.login_per_minute,
@@ -60,7 +61,6 @@ export async function buildHttpApp({ config, services, logger, metrics, tracing,
       subjectOf: (authorization) => services.auth.subjectOf(authorization),
     });
   }
-  enforceWriteTimeout(app, s.write_timeout, (request, reply) => sendError(new UnavailableError('error.request_timeout'), request, reply, logger, s.max_upload_size));
   await app.register(cors, {
     origin: s.cors_origins.includes('*') ? '*' : s.cors_origins,
     allowedHeaders: ['Authorization', 'Content-Type', 'Accept-Language', 'X-Scope-OrgID'],

@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { RequestHooks } from './request-hooks.ts';
 
 // The strict CSP suits every JSON and text answer; the docs page replaces it with its own (swagger-ui's
 // staticCSP), which runs later in the request.
@@ -9,10 +9,9 @@ const HEADERS = {
   'content-security-policy': "default-src 'none'; frame-ancestors 'none'",
 };
 
-/** Headers on every answer (DESIGN §3), set once per request in a synchronous hook (this runs on every request). */
-export function addSecurityHeaders(app: FastifyInstance): void {
-  app.addHook('onRequest', (_request, reply, done) => {
+/** Headers on every answer (DESIGN §3), set once per request at its start. */
+export const securityHeaders: RequestHooks = {
+  onRequest(_request, reply) {
     reply.headers(HEADERS);
-    done();
-  });
-}
+  },
+};

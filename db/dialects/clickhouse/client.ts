@@ -1,9 +1,9 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { createClient, type ClickHouseClient } from '@clickhouse/client';
+import type { ClickHouseClient } from '@clickhouse/client';
 import Client, { type KnexQueryObject } from 'knex/lib/client.js';
 import { formatQuery } from 'knex/lib/execution/internal/query-executioner.js';
 import { KeyedLock } from '../../../lib/keyed-lock.ts';
-import { clientOptions, type ClickHouseConnection } from './connection.ts';
+import { clickhouseDriver, clientOptions, type ClickHouseConnection } from './connection.ts';
 import { escapeBinding, quoteIdentifier } from './escape.ts';
 import { ClickHouseQueryCompiler, countOf, type Mutation } from './query-compiler.ts';
 import { ClickHouseColumnCompiler, ClickHouseSchemaCompiler, ClickHouseTableBuilder, ClickHouseTableCompiler } from './schema-compiler.ts';
@@ -30,7 +30,7 @@ class SharedState {
   version?: Promise<void>;
 
   constructor(connection: ClickHouseConnection) {
-    this.http = createClient(clientOptions(connection));
+    this.http = clickhouseDriver().createClient(clientOptions(connection));
     const target = `${connection.url}/${connection.database}`;
     this.mutations = mutationLocks.get(target) ?? new KeyedLock();
     mutationLocks.set(target, this.mutations);

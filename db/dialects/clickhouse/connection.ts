@@ -1,7 +1,13 @@
 import http from 'node:http';
 import https from 'node:https';
+import { createRequire } from 'node:module';
 import type { Duplex } from 'node:stream';
-import { ClickHouseLogLevel, type ClickHouseClientConfigOptions, type ClickHouseSettings } from '@clickhouse/client';
+import type { ClickHouseClientConfigOptions, ClickHouseSettings } from '@clickhouse/client';
+
+const require = createRequire(import.meta.url);
+
+/** The driver, loaded when a ClickHouse connection is made: consoles on other databases never pay its memory. */
+export const clickhouseDriver = (): typeof import('@clickhouse/client') => require('@clickhouse/client');
 
 /** How the ClickHouse knex client reaches the server: the `database.*` keys, in milliseconds. */
 export interface ClickHouseConnection {
@@ -104,6 +110,6 @@ export function clientOptions(c: ClickHouseConnection): ClickHouseClientConfigOp
     application: 'console',
     // Failures reach the service as errors of the statements (logged there without their values); the
     // client's own log would print them again to the console, values included.
-    log: { level: ClickHouseLogLevel.OFF },
+    log: { level: clickhouseDriver().ClickHouseLogLevel.OFF },
   };
 }
