@@ -6,6 +6,7 @@ import {
   findTakenIdentity, findUserById, identityLockKeys, insertUser, listUsers, setPasswordHash, softDeleteUser, unlockUser, updateUser,
   type UserWithRoles,
 } from '../../db/repositories/users.ts';
+import { deepFreeze } from '../../lib/deep-freeze.ts';
 import { BadRequestError, fieldError, NotFoundError } from '../../lib/errors.ts';
 import { then } from '../../lib/maybe-async.ts';
 import type { AuditWriter } from '../audit/writer.ts';
@@ -41,20 +42,41 @@ export interface UpdateUser {
 
 
 /** Users: the business rules of DESIGN §4 (uniqueness, guards, soft delete, session revocation). */
+type StoredPage = { rows: UserWithRoles[]; total: number };
+
 export class UserService {
+  private readonly views = new WeakMap<StoredPage, { view: ReturnType<typeof page<UserJson>>; until: number }>();
+
   constructor(
     private readonly db: Database,
     private readonly identities: IdentityStore,
     private readonly hasher: PasswordHasher,
     private readonly settings: SettingsService,
     private readonly audit: AuditWriter,
-    private readonly pages: FeedCache<{ rows: UserWithRoles[]; total: number }>,
+    private readonly pages: FeedCache<StoredPage>,
     private readonly mailer: Mailer,
   ) {}
 
   list(p: PageQuery) {
-    // Rows are cached as stored and shown per read: a lock ends by time alone, which no change announces.
-    return then(cachedPage(this.pages, p, (q) => listUsers(this.db, q)), ({ rows, total }) => page(rows.map(toUserJson), total, p));
+    return then(cachedPage(this.pages, p, (q) => listUsers(this.db, q)), (stored) => this.shown(stored, p));
+  }
+
+  /**
+   * A stored page as shown: kept (frozen) until the first lock in it ends, the one change of a shown user that
+   * comes by time alone, not through the change feed.
+   */
+  private shown(stored: StoredPage, p: PageQuery) {
+    const now = Date.now();
+    const kept = this.views.get(stored);
+    if (kept && now < kept.until) return kept.view;
+    const view = deepFreeze(page(stored.rows.map(toUserJson), stored.total, p));
+    let until = Infinity;
+    for (const row of stored.rows) {
+      const ends = row.status === 'locked' && row.locked_until !== null ? Date.parse(row.locked_until) : Infinity;
+      if (ends > now && ends < until) until = ends;
+    }
+    this.views.set(stored, { view, until });
+    return view;
   }
 
 

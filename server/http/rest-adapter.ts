@@ -1,5 +1,5 @@
 import type { AnyTRPCProcedure, AnyTRPCRouter } from '@trpc/server';
-import type { FastifyInstance, FastifyRequest, HTTPMethods } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 'fastify';
 import { z } from 'zod';
 import { BadRequestError, fieldError } from '../../lib/errors.ts';
 import { then } from '../../lib/maybe-async.ts';
@@ -111,6 +111,8 @@ function bodyInput(body: unknown): Record<string, unknown> {
  * trpc-to-openapi HTTP adapter costs ~4x in throughput (DESIGN §1). Answers carry the SPEC envelope.
  */
 export function registerRestRoutes(app: FastifyInstance, router: AnyTRPCRouter, createContext: (request: FastifyRequest) => Context): void {
+  /** Serialised bodies of frozen list answers, which do not change. */
+  const bodies = new WeakMap<object, ReturnType<FastifyReply['serialize']>>();
   for (const route of restRoutes(router)) {
     const readsQuery = route.method === 'GET' || route.method === 'DELETE';
     const schema = responseSchema(route);
@@ -130,7 +132,13 @@ export function registerRestRoutes(app: FastifyInstance, router: AnyTRPCRouter, 
         const output = runProcedure(route.procedure, { ctx: createContext(request), path: route.path, type: route.procedure._def.type, getRawInput: () => input, signal: undefined, batchIndex: 0 });
         return then(output, (data) => {
           reply.code(route.meta.successStatus ?? 200);
-          return route.meta.list ? { code: '0', ...(data as object) } : { code: '0', data };
+          if (!route.meta.list) return { code: '0', data };
+          // A frozen page (validated once, see run-procedure.ts) is serialised once.
+          if (!Object.isFrozen(data)) return { code: '0', ...(data as object) };
+          let body = bodies.get(data as object);
+          if (body === undefined) bodies.set(data as object, (body = reply.serialize({ code: '0', ...(data as object) })));
+          reply.type('application/json; charset=utf-8');
+          return body;
         });
       },
     });

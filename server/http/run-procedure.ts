@@ -34,7 +34,11 @@ interface ProcedureDef {
 type Parse = (value: unknown) => unknown;
 
 /** What each level of a procedure's chain does: tRPC's input and output validation and its resolver call are done here. */
-type Level = { kind: 'input' | 'output'; parse: Parse } | { kind: 'resolve' } | { kind: 'use'; middleware: Middleware };
+type Level =
+  | { kind: 'input'; parse: Parse }
+  | { kind: 'output'; parse: Parse; checked: WeakMap<object, unknown> }
+  | { kind: 'resolve' }
+  | { kind: 'use'; middleware: Middleware };
 
 const plans = new WeakMap<ProcedureDef, Level[]>();
 
@@ -53,7 +57,7 @@ function planOf(def: ProcedureDef): Level[] {
   let nextInput = 0;
   plan = middlewares.map((middleware, index): Level => {
     if (native && middleware._type === 'input') return { kind: 'input', parse: getParseFn(def.inputs[nextInput++] as never) as Parse };
-    if (native && middleware._type === 'output') return { kind: 'output', parse: getParseFn(def.output as never) as Parse };
+    if (native && middleware._type === 'output') return { kind: 'output', parse: getParseFn(def.output as never) as Parse, checked: new WeakMap() };
     if (index === middlewares.length - 1 && typeof def.resolver === 'function') return { kind: 'resolve' };
     return { kind: 'use', middleware };
   });
@@ -74,6 +78,20 @@ function validated(parse: Parse, value: unknown, failure: (cause: unknown) => TR
         throw failure(cause);
       })
     : parsed;
+}
+
+/**
+ * Output validation, once per frozen answer: a frozen answer (a cached page view) cannot have changed since, so
+ * its validated form is kept, frozen too, which tells the REST adapter it may keep its serialised body.
+ */
+function checkedOutput(level: { parse: Parse; checked: WeakMap<object, unknown> }, data: unknown): MaybePromise<unknown> {
+  if (!data || typeof data !== 'object' || !Object.isFrozen(data)) return validated(level.parse, data, badOutput);
+  const kept = level.checked.get(data);
+  if (kept !== undefined) return kept;
+  return then(validated(level.parse, data, badOutput), (parsed) => {
+    level.checked.set(data, Object.freeze(parsed));
+    return parsed;
+  });
 }
 
 const badInput = (cause: unknown) => new TRPCError({ code: 'BAD_REQUEST', cause });
@@ -113,7 +131,7 @@ function level(def: ProcedureDef, plan: Level[], index: number, opts: CallOption
         then(validated(current.parse, raw, badInput), (parsed) => step(def, plan, index + 1, continued(opts, { input: isObject(opts.input) && isObject(parsed) ? Object.assign({}, opts.input, parsed) : parsed }))),
       );
     case 'output':
-      return then(step(def, plan, index + 1, opts), (result) => (result.ok ? then(validated(current.parse, result.data, badOutput), (data) => ({ ...result, data })) : result));
+      return then(step(def, plan, index + 1, opts), (result) => (result.ok ? then(checkedOutput(current, result.data), (data) => ({ ...result, data })) : result));
     case 'resolve':
       return then(def.resolver!(resolverOptions(opts, def.meta)), (data) => ({ marker: middlewareMarker, ok: true, data, ctx: opts.ctx }) as Result);
     case 'use':
