@@ -171,6 +171,16 @@ for (const lane of lanes()) {
       assertError(await me(stranger), 401, 'E4012');
     });
 
+    test('a session logged out while a request was using it stays logged out', async () => {
+      const token = await t.login();
+      const { identities } = t.c.services;
+      const session = (await identities.session(decodeJwt(token).sid as string))!;
+      ok(await t.request('POST', '/api/auth/logout', { token }));
+      // The request that read the session before the logout records its activity afterwards.
+      await identities.touch(session, new Date(Date.now() + 120_000), 60_000);
+      assertError(await me(token), 401, 'E4011');
+    });
+
     test('logout ends the session (with or without a JSON content type); refresh keeps it', async () => {
       for (const headers of [{}, { 'content-type': 'application/json' }] as Record<string, string>[]) {
         const token = await t.login();

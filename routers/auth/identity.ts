@@ -53,7 +53,7 @@ export class IdentityStore {
   touch(session: SessionRow, now: Date, writeEveryMs: number, expiresAt?: Date): MaybePromise<void> {
     if (!expiresAt && now.getTime() - sessionTimes(session).lastSeenAt < writeEveryMs) return;
     const next = { ...session, last_seen_at: now.toISOString(), expires_at: expiresAt?.toISOString() ?? session.expires_at };
-    this.sessions.set(session.id, next);
+    this.sessions.replace(session.id, session, next);
     return touchSession(this.db, session.id, now, expiresAt);
   }
 

@@ -46,8 +46,13 @@ export class FeedCache<T> {
     return loaded ? loaded.value : pending;
   }
 
-  /** Replaces a cached value this node has just written itself. */
-  set(key: string, value: T): void {
+  /**
+   * Replaces a cached value this node has just written itself, only while the entry still holds the value the
+   * write was based on: a change announced since (a logout clearing the sessions) must not be undone.
+   */
+  replace(key: string, previous: T, value: T): void {
+    const current = this.entries.get(key);
+    if (!current || this.loaded.get(current)?.value !== previous) return;
     const settled = Promise.resolve(value);
     this.loaded.set(settled, { value });
     this.entries.set(key, settled);

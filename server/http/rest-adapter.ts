@@ -1,6 +1,7 @@
 import type { AnyTRPCProcedure, AnyTRPCRouter } from '@trpc/server';
 import type { FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 'fastify';
 import { z } from 'zod';
+import { isDeepFrozen } from '../../lib/deep-freeze.ts';
 import { BadRequestError, fieldError } from '../../lib/errors.ts';
 import { then } from '../../lib/maybe-async.ts';
 import type { Context } from '../../routers/shared/context.ts';
@@ -133,10 +134,10 @@ export function registerRestRoutes(app: FastifyInstance, router: AnyTRPCRouter, 
         return then(output, (data) => {
           reply.code(route.meta.successStatus ?? 200);
           if (!route.meta.list) return { code: '0', data };
-          // A frozen page (validated once, see run-procedure.ts) is serialised once.
-          if (!Object.isFrozen(data)) return { code: '0', ...(data as object) };
-          let body = bodies.get(data as object);
-          if (body === undefined) bodies.set(data as object, (body = reply.serialize({ code: '0', ...(data as object) })));
+          // A deep-frozen page (validated once, see run-procedure.ts) is serialised once.
+          if (!isDeepFrozen(data)) return { code: '0', ...(data as object) };
+          let body = bodies.get(data);
+          if (body === undefined) bodies.set(data, (body = reply.serialize({ code: '0', ...data })));
           reply.type('application/json; charset=utf-8');
           return body;
         });

@@ -1,5 +1,6 @@
 import { getTRPCErrorFromUnknown, TRPCError, type AnyTRPCProcedure } from '@trpc/server';
 import { getParseFn, isObject, middlewareMarker } from '@trpc/server/unstable-core-do-not-import';
+import { deepFreeze, isDeepFrozen } from '../../lib/deep-freeze.ts';
 import { isPromise, then, type MaybePromise } from '../../lib/maybe-async.ts';
 import type { Context } from '../../routers/shared/context.ts';
 
@@ -81,15 +82,15 @@ function validated(parse: Parse, value: unknown, failure: (cause: unknown) => TR
 }
 
 /**
- * Output validation, once per frozen answer: a frozen answer (a cached page view) cannot have changed since, so
- * its validated form is kept, frozen too, which tells the REST adapter it may keep its serialised body.
+ * Output validation, once per deep-frozen answer (a cached page view): it cannot have changed since, so its
+ * validated form is kept, deep-frozen too, which tells the REST adapter it may keep its serialised body.
  */
 function checkedOutput(level: { parse: Parse; checked: WeakMap<object, unknown> }, data: unknown): MaybePromise<unknown> {
-  if (!data || typeof data !== 'object' || !Object.isFrozen(data)) return validated(level.parse, data, badOutput);
+  if (!isDeepFrozen(data)) return validated(level.parse, data, badOutput);
   const kept = level.checked.get(data);
   if (kept !== undefined) return kept;
   return then(validated(level.parse, data, badOutput), (parsed) => {
-    level.checked.set(data, Object.freeze(parsed));
+    level.checked.set(data, deepFreeze(parsed));
     return parsed;
   });
 }
