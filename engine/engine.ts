@@ -4,7 +4,7 @@ import type { Registry } from 'prom-client';
 import { createActor } from 'xstate';
 import type { ChangeFeed } from '../db/change-feed.ts';
 import type { Database } from '../db/database.ts';
-import { countPendingTasks, findTask, refreshTaskStatistics, type NewTaskRow, type TaskChange, type TaskPatch, type TaskRow } from '../db/repositories/tasks.ts';
+import { countPendingTasks, findTask, pendingTaskRow, refreshTaskStatistics, type NewTaskRow, type TaskChange, type TaskPatch, type TaskRow } from '../db/repositories/tasks.ts';
 import { NotFoundError, UnavailableError } from '../lib/errors.ts';
 import { uuidv7 } from '../lib/uuid7.ts';
 import { ArtifactStore } from './artifacts.ts';
@@ -89,19 +89,6 @@ function settledStatus(status: TaskStatus): Exclude<TaskStatus, 'running'> {
   if (status === 'running') throw new Error('a running task was decided outside a claim');
   return status;
 }
-
-/** The columns of a task just inserted, for answering it without reading it back. */
-const NEW_TASK = {
-  status: 'pending',
-  progress: 0,
-  result: null,
-  error: null,
-  retry_count: 0,
-  artifact_file_key: null,
-  artifact_file_name: null,
-  started_at: null,
-  finished_at: null,
-} as const;
 
 /**
  * The task engine of one node (DESIGN §6). Pending tasks live in the database; a node claims as many as it
@@ -218,8 +205,8 @@ export class TaskEngine {
       if (!(await this.db.tasks.insertOnce({ ...row, fire_key: input.fireKey }, now))) return undefined;
     } else await this.db.tasks.insert([row], now);
     this.created([row]);
-    const { fire_key: _, ...visible } = row;
-    return { ...visible, ...NEW_TASK, created_at: now.toISOString(), updated_at: now.toISOString() };
+    // Answered as inserted, without reading it back.
+    return toTaskJson(pendingTaskRow(row, now.toISOString()));
   }
 
   /** Creates many tasks with few round trips (for bulk work); answers their ids in order. */

@@ -4,7 +4,7 @@ import type { DbLogger } from '../options.ts';
 import { ReadyLists, type ReadyList } from './task-ready-lists.ts';
 import type { TaskStore } from './task-store.ts';
 import {
-  heldOf, insertTaskOnce, insertTasks, taskFromDb, toDbPatch,
+  insertTaskOnce, insertTasks, pendingTaskRow, taskFromDb, toDbPatch,
   type ClaimRequest, type HeldTask, type NewTaskRow, type TaskChange, type TaskFence, type TaskPatch, type TaskRow,
 } from './tasks.ts';
 
@@ -17,15 +17,7 @@ const CHUNK = 500;
 /** Pending rows a claim reads at once. */
 const PREFETCH = 100;
 
-/** The row a task's insert stores. */
-function pendingRow(t: NewTaskRow, at: string): TaskRow {
-  return {
-    ...t,
-    status: 'pending', progress: 0, result: null, error: null, retry_count: 0, artifact_file_key: null, artifact_file_name: null, log_backend: null,
-    worker_id: null, claim_id: null, lease_expires_at: null, cancel_requested: false, run_after: at, created_at: at, updated_at: at, started_at: null,
-    finished_at: null, deleted_at: null, version: 0,
-  };
-}
+const held = ({ id, status, claim_id, cancel_requested }: TaskRow): HeldTask => ({ id, status, claim_id, cancel_requested });
 
 type AnyChange = Omit<TaskChange, 'fence'> & { fence?: TaskFence };
 
@@ -121,7 +113,7 @@ export class TaskVersions {
       this.ready.endInsert(ids, undefined);
       throw error;
     }
-    this.ready.endInsert(ids, inserted ? rows.map((r) => pendingRow(r, now.toISOString())) : []);
+    this.ready.endInsert(ids, inserted ? rows.map((r) => pendingTaskRow(r, now.toISOString())) : []);
     return inserted;
   }
 
@@ -229,14 +221,14 @@ export class TaskVersions {
       let row = this.known.get(id) ?? rows.get(id);
       if (!row) continue;
       if (row.worker_id === workerId && row.status === 'running') row = this.put(row, { lease_expires_at: lease });
-      out.push(heldOf(row as unknown as Record<string, unknown>));
+      out.push(held(row));
     }
     return out;
   }
 
   private async held(db: Database, ids: string[], onlyCancelled = false): Promise<HeldTask[]> {
     const rows = [...(await this.current(db, ids)).values()];
-    return rows.filter((r) => !onlyCancelled || r.cancel_requested).map((r) => heldOf(r as unknown as Record<string, unknown>));
+    return rows.filter((r) => !onlyCancelled || r.cancel_requested).map(held);
   }
 
   private async expired(db: Database, limit: number): Promise<TaskRow[]> {

@@ -66,6 +66,16 @@ export function toDbPatch(db: Database, patch: TaskPatch | TaskRow): Record<stri
   return out;
 }
 
+/** The row a task's insert stores, as read back (times as ISO strings, `at` for all three). */
+export function pendingTaskRow(t: NewTaskRow, at: string): TaskRow {
+  return {
+    ...t,
+    status: 'pending', progress: 0, result: null, error: null, retry_count: 0, artifact_file_key: null, artifact_file_name: null, log_backend: null,
+    worker_id: null, claim_id: null, lease_expires_at: null, cancel_requested: false, run_after: at, created_at: at, updated_at: at, started_at: null,
+    finished_at: null, deleted_at: null, version: 0,
+  };
+}
+
 /** A new task's row; `runAfter` (the database clock) is one expression shared by a whole batch. */
 function newRow(db: Database, t: NewTaskRow, now: Date, runAfter: unknown = db.dialect.clock(db.knex)): Record<string, unknown> {
   const at = db.dialect.toDbTime(now);
@@ -251,11 +261,7 @@ export async function heldTasks(db: Database, ids: string[], onlyCancelled = fal
   const q = db.knex(db.t.tasks).whereIn('id', ids).select('id', 'status', 'claim_id', 'cancel_requested');
   if (onlyCancelled) q.where('cancel_requested', true);
   const rows = (await q) as Record<string, unknown>[];
-  return rows.map(heldOf);
-}
-
-export function heldOf(r: Record<string, unknown>): HeldTask {
-  return { id: String(r.id), status: r.status as TaskStatus, claim_id: (r.claim_id as string | null) ?? null, cancel_requested: Boolean(r.cancel_requested) };
+  return rows.map((r) => ({ id: String(r.id), status: r.status as TaskStatus, claim_id: (r.claim_id as string | null) ?? null, cancel_requested: Boolean(r.cancel_requested) }));
 }
 
 /** Running tasks whose lease ran out (their node died or lost the database). */

@@ -11,9 +11,9 @@ import type { SettingsService } from '../settings/service.ts';
 import type { Caller, RequestInfo } from '../shared/context.ts';
 import { effectiveStatus, toUserJson, type UserJson } from '../users/schemas.ts';
 import { codeMatches, isLive, issueEmailToken, recipientOf, sha256 } from './email-tokens.ts';
-import { describe, sessionTimes, SESSIONS_CHANNEL, USERS_CHANNEL, type IdentityStore } from './identity.ts';
+import { describe, sessionTimes, SESSIONS_CHANNEL, USERS_CHANNEL, type Identity, type IdentityStore } from './identity.ts';
 import type { PasswordHasher } from './password-hash.ts';
-import type { TokenSigner } from './tokens.ts';
+import type { TokenClaims, TokenSigner } from './tokens.ts';
 
 const TOUCH_EVERY_MS = 60_000;
 export const MFA_CODE_MINUTES = 5;
@@ -60,19 +60,28 @@ export class AuthService {
       if (!claims) throw new UnauthorizedError('auth.invalid_token');
       // The user is checked before the session: a deleted, disabled or locked user's token answers E4012
       // although those changes also revoke the sessions.
-      return then(this.identities.identity(claims.sub), (identity) => {
-        if (!identity || effectiveStatus(identity.user) !== 'active') throw new InvalidUserError('auth.user_invalid');
-        return then(this.identities.session(claims.sid), (session) => {
-          const now = new Date();
-          const idleMs = this.settings.get<number>('session_idle_timeout_minutes') * 60_000;
-          const times = session && sessionTimes(session);
-          if (!session || !times || session.user_id !== claims.sub || session.revoked_at !== null || times.expiresAt <= now.getTime() || now.getTime() - times.lastSeenAt > idleMs) {
-            throw new UnauthorizedError('auth.session_ended');
-          }
-          const caller: Caller = { id: identity.user.id, username: identity.user.username, sessionId: session.id, isAdmin: identity.isAdmin, permissions: identity.permissions };
-          return then(this.identities.touch(session, now, Math.min(TOUCH_EVERY_MS, idleMs / 4)), () => caller);
-        });
-      });
+      return then(this.activeIdentity(claims.sub), (identity) => this.callerIn(claims, identity));
+    });
+  }
+
+  private activeIdentity(userId: string): MaybePromise<Identity> {
+    return then(this.identities.identity(userId), (identity) => {
+      if (!identity || effectiveStatus(identity.user) !== 'active') throw new InvalidUserError('auth.user_invalid');
+      return identity;
+    });
+  }
+
+  /** The caller, when the token's session is live (its activity recorded). */
+  private callerIn(claims: TokenClaims, identity: Identity): MaybePromise<Caller> {
+    return then(this.identities.session(claims.sid), (session) => {
+      const now = new Date();
+      const idleMs = this.settings.get<number>('session_idle_timeout_minutes') * 60_000;
+      const times = session && sessionTimes(session);
+      if (!session || !times || session.user_id !== claims.sub || session.revoked_at !== null || times.expiresAt <= now.getTime() || now.getTime() - times.lastSeenAt > idleMs) {
+        throw new UnauthorizedError('auth.session_ended');
+      }
+      const caller: Caller = { id: identity.user.id, username: identity.user.username, sessionId: session.id, isAdmin: identity.isAdmin, permissions: identity.permissions };
+      return then(this.identities.touch(session, now, Math.min(TOUCH_EVERY_MS, idleMs / 4)), () => caller);
     });
   }
 
