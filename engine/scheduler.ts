@@ -1,8 +1,8 @@
-import { CronExpressionParser } from 'cron-parser';
 import type { ChangeFeed } from '../db/change-feed.ts';
 import type { Database } from '../db/database.ts';
 import { readScheduleState, readScheduleStates, saveScheduleState, type ScheduleStateRow } from '../db/repositories/schedules.ts';
 import { BadRequestError, NotFoundError } from '../lib/errors.ts';
+import { nextCronFire } from './cron.ts';
 import type { TaskEngine } from './engine.ts';
 import type { EngineLogger, TaskJson } from './types.ts';
 
@@ -47,7 +47,7 @@ export interface SchedulerDeps {
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
 function nextFire(def: ScheduleDefinition, after: Date): Date {
-  return CronExpressionParser.parse(def.spec, { currentDate: after, tz: def.timezone ?? 'UTC' }).next().toDate();
+  return nextCronFire(def.spec, def.timezone ?? 'UTC', after);
 }
 
 /**

@@ -1,5 +1,6 @@
 // Child process of the HTTP benchmark: a console on the SQLite database at BENCH_DB, or on the database
 // BENCH_DATABASE describes (seeded by seed-users.ts), reporting {port, token} as one JSON line on stdout.
+import { request } from 'node:http';
 import { dirname, join } from 'node:path';
 import pino from 'pino';
 import { createConsole } from '../../index.ts';
@@ -17,9 +18,19 @@ const c = await createConsole({
     rate_limit: { enabled: false },
   },
 });
+// node:http rather than fetch: fetch would load undici (~10 MB resident) into the server whose idle memory is measured.
+function login(port: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, path: '/api/auth/login', method: 'POST', headers: { 'content-type': 'application/json' } }, (res) => {
+      let body = '';
+      res.setEncoding('utf8').on('data', (chunk: string) => (body += chunk)).on('end', () => resolve((JSON.parse(body) as { data: { token: string } }).data.token));
+    });
+    req.once('error', reject).end(JSON.stringify({ username: 'admin', password }));
+  });
+}
+
 const { port } = await c.listen();
-const login = await fetch(`http://127.0.0.1:${port}/api/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'admin', password }) });
-const token = ((await login.json()) as { data: { token: string } }).data.token;
+const token = await login(port);
 process.stdout.write(`${JSON.stringify({ port, token })}\n`);
 // The benchmark asks for this process's CPU time over IPC.
 process.on('message', () => process.send?.(process.cpuUsage()));
