@@ -1,13 +1,9 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
-import pino from 'pino';
-import { openDatabase } from '../db/database.ts';
-import { migrations } from '../db/migrations/index.ts';
-import { loadConfig } from '../server/config/load.ts';
-import { databaseOptions } from '../server/database-options.ts';
 import { lanes, startConsole, testConfig, type TestConsole } from './support/harness.ts';
 import { assertError, assertPaginationRules, createRole, createUser, ok, PASSWORD, sleep, startWithAdmin, unique, UNKNOWN_ID } from './support/identity.ts';
+import { installBefore } from './support/old-install.ts';
 
 const ORG_KEYS = ['created_at', 'description', 'id', 'members', 'name', 'status', 'updated_at'];
 
@@ -353,21 +349,15 @@ for (const lane of lanes()) {
   describe(`organizations migration [${lane.name}]`, () => {
     test('an existing installation upgrades: its roles become global roles whose names stay unique', async () => {
       const config = testConfig(lane);
-      // The schema as it was before organizations: the migrations up to 003, and roles made then.
-      const later = migrations.splice(migrations.findIndex((m) => m.name === '004_organizations'));
-      const db = openDatabase(databaseOptions(loadConfig({ config, env: {} })), pino({ level: 'silent' }));
+      // The schema as it was before organizations, and roles made then.
       const adminRoleId = randomUUID();
-      try {
-        await db.migrate();
+      await installBefore(config, '004_organizations', async (db) => {
         const now = db.dialect.toDbTime(new Date());
         await db.knex(db.t.roles).insert([
           { id: adminRoleId, name: 'admin', description: 'seeded before', is_system: true, created_at: now, updated_at: now },
           { id: randomUUID(), name: 'Auditors', description: '', is_system: false, created_at: now, updated_at: now },
         ]);
-      } finally {
-        migrations.push(...later);
-        await db.close();
-      }
+      });
 
       const t = await startConsole(lane, { database: config.database });
       try {

@@ -5,15 +5,12 @@ import { once } from 'node:events';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import type { Knex } from 'knex';
-import pino from 'pino';
-import { openDatabase, type Database } from '../db/database.ts';
-import { migrations } from '../db/migrations/index.ts';
+import type { Database } from '../db/database.ts';
 import { TaskVersions } from '../db/repositories/task-versions.ts';
 import { findTask, type NewTaskRow } from '../db/repositories/tasks.ts';
-import { loadConfig } from '../server/config/load.ts';
-import { databaseOptions } from '../server/database-options.ts';
 import { openLaneDatabase, startEngineNode, until, type EngineNode } from './support/engine-node.ts';
 import { dropOwnTables, lanes, testConfig, type Lane } from './support/harness.ts';
+import { installBefore } from './support/old-install.ts';
 
 const CHILD = fileURLToPath(new URL('./support/engine-child.ts', import.meta.url));
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -21,17 +18,11 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 for (const lane of lanes()) {
   test(`tasks of an installation from before task versions run after the upgrade [${lane.name}]`, async () => {
     const config = testConfig(lane);
-    const later = migrations.splice(migrations.findIndex((m) => m.name === '006_task_versions'));
-    const old = openDatabase(databaseOptions(loadConfig({ config, env: {} })), pino({ level: 'silent' }));
     const id = randomUUID();
-    try {
-      await old.migrate();
+    await installBefore(config, '006_task_versions', async (old) => {
       const at = old.dialect.toDbTime(new Date());
       await old.knex(old.t.tasks).insert({ id, type: 'upgraded', status: 'pending', category: 'system', payload: '{}', run_after: at, created_at: at, updated_at: at });
-    } finally {
-      migrations.push(...later);
-      await old.close();
-    }
+    });
     const node = await startEngineNode(config.database!);
     try {
       node.engine.register('upgraded', async () => 'ran');
