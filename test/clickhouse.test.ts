@@ -5,13 +5,10 @@ import http, { type IncomingHttpHeaders } from 'node:http';
 import https from 'node:https';
 import net, { type Socket } from 'node:net';
 import { after, before, describe, test } from 'node:test';
-import type { Knex } from 'knex';
-import pino from 'pino';
-import { openDatabase, type Database } from '../db/database.ts';
-import { loadConfig } from '../server/config/load.ts';
-import { databaseOptions } from '../server/database-options.ts';
 import { fileURLToPath } from 'node:url';
-import { captureLogs, lanes, startConsole, testConfig, type Lane, type TestConsole } from './support/harness.ts';
+import type { Knex } from 'knex';
+import { openDatabase, type Database } from '../db/database.ts';
+import { captureLogs, lanes, openTestDatabase, startConsole, testConfig, type Lane, type TestConsole } from './support/harness.ts';
 import { createTestPki } from './support/tls-certs.ts';
 
 const PING = fileURLToPath(new URL('./support/clickhouse-ping.ts', import.meta.url));
@@ -79,7 +76,7 @@ if (lane) {
 
     /** A database opened from `database.*` keys through the config loader, as `createConsole` does (not migrated). */
     const open = (database: Record<string, unknown>) => {
-      const d = openDatabase(databaseOptions(loadConfig({ config: testConfig(lane, { database }), env: {} })), pino({ level: 'silent' }));
+      const d = openTestDatabase(testConfig(lane, { database }).database!);
       opened.push(d);
       return d;
     };

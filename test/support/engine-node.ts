@@ -4,15 +4,13 @@ import { join } from 'node:path';
 import pino from 'pino';
 import { Registry } from 'prom-client';
 import { startChangeFeed, type ChangeFeed } from '../../db/change-feed.ts';
-import { openDatabase, type Database } from '../../db/database.ts';
+import type { Database } from '../../db/database.ts';
 import { TaskEngine } from '../../engine/engine.ts';
 import { Scheduler } from '../../engine/scheduler.ts';
 import { createLogSinks } from '../../engine/settings.ts';
 import type { EngineConfig, EngineSettings } from '../../engine/types.ts';
-import { loadConfig } from '../../server/config/load.ts';
 import type { ConsoleConfigInput } from '../../server/config/schema.ts';
-import { databaseOptions } from '../../server/database-options.ts';
-import { dropOwnTables } from './harness.ts';
+import { dropOwnTables, openTestDatabase } from './harness.ts';
 
 /** Settings held in memory, changed by the test (what the settings service does through the database). */
 export class TestSettings implements EngineSettings {
@@ -63,8 +61,7 @@ export interface NodeOptions {
 
 /** The database options of a harness lane's `database()` keys, migrated. */
 export async function openLaneDatabase(database: NonNullable<ConsoleConfigInput['database']>): Promise<Database> {
-  const options = databaseOptions(loadConfig({ config: { database }, env: {} }));
-  const db = openDatabase(options, pino({ level: 'silent' }));
+  const db = openTestDatabase(database);
   await db.migrate();
   return db;
 }

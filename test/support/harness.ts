@@ -4,8 +4,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import pino from 'pino';
+import { openDatabase, type Database } from '../../db/database.ts';
 import { createConsole, type Console, type ConsoleOptions } from '../../index.ts';
+import { loadConfig } from '../../server/config/load.ts';
 import type { ConsoleConfigInput } from '../../server/config/schema.ts';
+import { databaseOptions } from '../../server/database-options.ts';
 
 export const ADMIN_PASSWORD = 'admin-password-1';
 
@@ -47,6 +50,11 @@ export function lanes(): Lane[] {
   const ch = process.env.TEST_CLICKHOUSE_URL;
   if (ch) out.push({ name: 'clickhouse', database: () => ({ ...fromUrl('clickhouse', ch), table_prefix: uniquePrefix(), max_open_connections: 5 }) });
   return out;
+}
+
+/** A database opened from `database.*` keys through the config loader, as `createConsole` does (not migrated). */
+export function openTestDatabase(database: NonNullable<ConsoleConfigInput['database']>): Database {
+  return openDatabase(databaseOptions(loadConfig({ config: { database }, env: {} })), pino({ level: 'silent' }));
 }
 
 /** Settings that keep tests fast and quiet: cheap hashing, no rate limits, no log files, a known admin password. */

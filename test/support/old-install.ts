@@ -1,9 +1,7 @@
-import pino from 'pino';
-import { openDatabase, type Database } from '../../db/database.ts';
+import type { Database } from '../../db/database.ts';
 import { migrations } from '../../db/migrations/index.ts';
-import { loadConfig } from '../../server/config/load.ts';
 import type { ConsoleConfigInput } from '../../server/config/schema.ts';
-import { databaseOptions } from '../../server/database-options.ts';
+import { openTestDatabase } from './harness.ts';
 
 /**
  * Makes the database of `config` an installation from before `migration`: the migrations up to the one before it
@@ -11,7 +9,7 @@ import { databaseOptions } from '../../server/database-options.ts';
  */
 export async function installBefore(config: ConsoleConfigInput, migration: string, seed: (db: Database) => Promise<void>): Promise<void> {
   const later = migrations.splice(migrations.findIndex((m) => m.name === migration));
-  const db = openDatabase(databaseOptions(loadConfig({ config, env: {} })), pino({ level: 'silent' }));
+  const db = openTestDatabase(config.database!);
   try {
     await db.migrate();
     await seed(db);
