@@ -13,6 +13,7 @@
  */
 import { randomUUID, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -32,6 +33,9 @@ interface ChdbSession {
 }
 
 export const CHDB_PREFIX = process.env.CHDB_PREFIX ?? join(fileURLToPath(new URL('../..', import.meta.url)), '.chdb');
+
+/** Whether chdb is installed where the shim loads it from (benchmarks skip their ClickHouse runs otherwise). */
+export const chdbInstalled = (): boolean => existsSync(join(CHDB_PREFIX, 'node_modules', 'chdb'));
 
 function loadChdb(): { Session: new (path: string) => ChdbSession } {
   try {

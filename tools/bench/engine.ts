@@ -5,7 +5,7 @@
 // PostgreSQL comes from BENCH_PG_URL or TEST_PG_URL (`eval "$(bash tools/ci/services.sh env)"` sets the latter);
 // without one, only SQLite runs. BENCH_TASKS and BENCH_TRICKLE change the counts.
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
@@ -15,7 +15,7 @@ import { openDatabase } from '../../db/database.ts';
 import type { DbOptions } from '../../db/options.ts';
 import { TaskEngine } from '../../engine/engine.ts';
 import { createLogSinks } from '../../engine/settings.ts';
-import { CHDB_PREFIX, startShim } from '../../test/support/clickhouse-shim.ts';
+import { CHDB_PREFIX, chdbInstalled, startShim } from '../../test/support/clickhouse-shim.ts';
 
 const TASKS = Number(process.env.BENCH_TASKS ?? 20_000);
 const TRICKLE = Number(process.env.BENCH_TRICKLE ?? 200);
@@ -220,7 +220,7 @@ if (PG_URL) {
   console.log('(no BENCH_PG_URL or TEST_PG_URL: PostgreSQL runs skipped)\n');
 }
 // ClickHouse is chdb behind the tests' HTTP shim, in this process (as the clickhouse test lane runs it).
-if (existsSync(join(CHDB_PREFIX, 'node_modules', 'chdb'))) {
+if (chdbInstalled()) {
   const dir = mkdtempSync(join(tmpdir(), 'bench-chdb-'));
   const shim = await startShim({ dir, databases: ['bench'] });
   const u = new URL(shim.url);

@@ -3,12 +3,12 @@
 // ClickHouse (chdb behind the tests' HTTP shim) when chdb is installed under .chdb/.
 // 50 connections, 10 s each (BENCH_SECONDS to change). Prints req/s, p50/p99, ratio to the ceiling and RSS.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import autocannon from 'autocannon';
-import { CHDB_PREFIX } from '../../test/support/clickhouse-shim.ts';
+import { CHDB_PREFIX, chdbInstalled } from '../../test/support/clickhouse-shim.ts';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
@@ -94,7 +94,7 @@ async function consoleRows(database: string, extra: Record<string, string> = {})
 
 /** ClickHouse is chdb behind the tests' HTTP shim, as its own process (so its CPU is not autocannon's). */
 async function clickhouseRows(): Promise<Result[]> {
-  if (!existsSync(join(CHDB_PREFIX, 'node_modules', 'chdb'))) {
+  if (!chdbInstalled()) {
     console.log(`(chdb not installed under ${CHDB_PREFIX}: ClickHouse run skipped)`);
     return [];
   }
