@@ -126,6 +126,21 @@ for (const lane of lanes()) {
       assertErrorEnvelope(nested, 400, 'E4001');
       assert.match(nested.body.err, /^description: /);
       assertErrorEnvelope(await t.request('GET', `/api/users?search=${encodeURIComponent('a\u0000')}`, { token: admin }), 400, 'E4001');
+      // The same on /trpc, for a mutation and a query: nothing is stored.
+      const roleName = `nul-${Date.now()}`;
+      const viaTrpc = [
+        await t.request('POST', '/trpc/roles.create', { token: admin, body: { name: `${roleName}\u0000`, permissions: [] } }),
+        await t.request('GET', `/trpc/users.list?input=${encodeURIComponent(JSON.stringify({ search: 'a\u0000' }))}`, { token: admin }),
+      ];
+      for (const res of viaTrpc) {
+        assert.equal(res.status, 400, res.text);
+        assert.equal(res.body.error.appCode, 'E4001', res.text);
+      }
+      assert.match(viaTrpc[0]!.body.error.err, /^name: /);
+      assert.match(viaTrpc[1]!.body.error.err, /^search: /);
+      const roles = await t.request('GET', `/api/roles?search=${roleName}`, { token: admin });
+      assert.equal(roles.status, 200, roles.text);
+      assert.equal(roles.body.data.length, 0);
     });
 
     test('/trpc errors carry the app code and no stack, whatever NODE_ENV says', async () => {

@@ -6,6 +6,7 @@ import { ForbiddenError } from '../../lib/errors.ts';
 import { then, type MaybePromise } from '../../lib/maybe-async.ts';
 import type { Caller, Context, RequestInfo } from './context.ts';
 import { toErrorBody } from './error-body.ts';
+import { rejectNul } from './no-nul.ts';
 
 export interface Meta extends OpenApiMeta {
   /** The permission a route requires; shown in the OpenAPI document as `x-permission`. */
@@ -43,7 +44,16 @@ const t = initTRPC
 
 export const router = t.router;
 
-export const publicProcedure = t.procedure.meta({ public: true });
+/** Every procedure's base: no NUL character in any input string, on both transports (see no-nul.ts). */
+const procedure = t.procedure.use(
+  ({ getRawInput, next }) =>
+    then(getRawInput(), (raw) => {
+      rejectNul(raw);
+      return next();
+    }) as ReturnType<typeof next>,
+);
+
+export const publicProcedure = procedure.meta({ public: true });
 
 /**
  * The caller of the request; the request's span (if traced) is tagged with the user id. With `X-Scope-OrgID`
@@ -72,7 +82,7 @@ function withCaller<R>(ctx: Context, check: ((caller: Caller) => void) | undefin
 }
 
 /** Any logged-in user (status and session checked). */
-export const authedProcedure = t.procedure.use(({ ctx, next }) => withCaller(ctx, undefined, ({ caller, req }) => next({ ctx: { caller, req } })));
+export const authedProcedure = procedure.use(({ ctx, next }) => withCaller(ctx, undefined, ({ caller, req }) => next({ ctx: { caller, req } })));
 
 // Authentication and the permission check are one middleware: every middleware level copies the call
 // options in tRPC, which is measurable on hot list routes.
@@ -80,7 +90,7 @@ function guarded(allowed: (caller: Caller) => boolean, denied: () => Error, perm
   const check = (caller: Caller) => {
     if (!allowed(caller)) throw denied();
   };
-  return t.procedure.meta({ permission }).use(({ ctx, next }) => withCaller(ctx, check, ({ caller, req }) => next({ ctx: { caller, req } })));
+  return procedure.meta({ permission }).use(({ ctx, next }) => withCaller(ctx, check, ({ caller, req }) => next({ ctx: { caller, req } })));
 }
 
 /** Logged in and holding `code`; administrators hold every permission. */
