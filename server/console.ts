@@ -129,8 +129,8 @@ async function assemble(config: ConsoleConfig, logger: Logger, options: ConsoleO
   const hasher = new PasswordHasher(config.security.scrypt_cost);
   const tokens = new TokenSigner(jwtSecret, config.jwt.expiration, config.cache.size);
   const identities = new IdentityStore(db, feed, config.cache.size);
-  const orgScopes = new OrgScopes(db, feed, config.cache.size);
   const permissions = new PermissionCatalogue();
+  const orgScopes = new OrgScopes(db, feed, permissions, config.cache.size);
   const tasks = await assembleTasks({ config, db, feed, settings, registry: metrics.registry, logger, audit, logSinks, tracer: taskTracer(tracing) });
   const smtp = new SmtpService(db, encryptKeyProvider(config.global.encrypt_key, db.dialect.localKeyFolder?.(db.options), logger), audit, logger, options.mailTls);
   const mailer = new Mailer(smtp, new MailTemplates(config.mail.template_path, config.server.root_url), metrics.mailSent, logger);

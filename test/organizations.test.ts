@@ -323,6 +323,18 @@ for (const lane of lanes()) {
       ok(await t.request('POST', '/api/roles', { token: admin, body: { name: unique('role'), permissions: ['user:update', 'task:list'] } }), 201);
     });
 
+    test('a global code an organization role holds anyway (saved before the rule) grants nothing through the header', async () => {
+      const org = await createOrg();
+      const role = await orgRole(org.id, ['task:list']);
+      const { db, orgScopes } = t.c.services;
+      await db.knex(db.t.rolePermissions).insert({ role_id: role.id, permission: 'user:list' });
+      await orgScopes.changed();
+      const user = await plainUser();
+      ok(await putMember(org.id, user.id, [role.id]));
+      ok(await t.request('GET', '/api/tasks', { token: user.token, headers: inOrg(org.id) }));
+      assertError(await t.request('GET', '/api/users', { token: user.token, headers: inOrg(org.id) }), 403, 'E4031');
+    });
+
     test("a member sees the tasks they made in the organization with its header, not another's", async () => {
       const a = await createOrg();
       const b = await createOrg();

@@ -4,6 +4,7 @@ import type { Database } from '../../db/database.ts';
 import { findMembership, findOrganization } from '../../db/repositories/organizations.ts';
 import { fieldError, ForbiddenError, NotFoundError } from '../../lib/errors.ts';
 import { ROLES_CHANNEL } from '../auth/identity.ts';
+import type { PermissionCatalogue } from '../permissions/catalogue.ts';
 import type { Caller } from '../shared/context.ts';
 import { FeedCache } from '../shared/feed-cache.ts';
 
@@ -21,7 +22,7 @@ interface Standing {
 
 /**
  * The organization a request names in `X-Scope-OrgID` (DESIGN §4): the caller then holds their global
- * permissions plus those of their roles in that organization. Each user's standing in an organization is
+ * permissions plus the organization-scoped ones of their roles in that organization. Each user's standing in an organization is
  * cached up to `cache.size` entries and dropped whenever organizations, memberships or roles change on any node.
  */
 export class OrgScopes {
@@ -30,6 +31,7 @@ export class OrgScopes {
   constructor(
     private readonly db: Database,
     private readonly feed: ChangeFeed,
+    private readonly catalogue: PermissionCatalogue,
     cacheSize: number,
   ) {
     this.standings = new FeedCache(feed, [ORGS_CHANNEL, ROLES_CHANNEL], cacheSize);
@@ -63,6 +65,9 @@ export class OrgScopes {
     const org = await findOrganization(this.db, orgId);
     if (!org) return null;
     const membership = await findMembership(this.db, orgId, userId);
-    return { disabled: org.status === 'disabled', member: Boolean(membership), permissions: membership?.permissions ?? [] };
+    // Only codes that act within one organization count here, whatever a role holds: roles saved before that
+    // rule (or written around the API) would otherwise still grant global rights through the header.
+    const permissions = (membership?.permissions ?? []).filter((code) => this.catalogue.orgScoped(code));
+    return { disabled: org.status === 'disabled', member: Boolean(membership), permissions };
   }
 }
