@@ -188,6 +188,40 @@ if (lane) {
       assert.deepEqual(new Set(taken.map((r) => r.id)), new Set(fresh.map((r) => r.id)));
     });
 
+    test('a change made while a store is under way is stored too, with no later change or read', async () => {
+      const [a, b] = [newTask('store_under_way'), newTask('store_under_way')];
+      await node.db.tasks.insert([a, b], new Date());
+      await node.db.tasks.settle();
+      await node.db.tasks.change([{ id: a.id, fence: { status: 'pending' }, patch: { status: 'cancelled' } }]);
+      afterNextInsert(node.db, async () => void (await sleep(300)));
+      // The store a settle starts takes `a`; `b` changes while it runs, and the buffer's timer fires meanwhile.
+      const settling = node.db.tasks.settle();
+      await sleep(10);
+      await node.db.tasks.change([{ id: b.id, fence: { status: 'pending' }, patch: { status: 'cancelled' } }]);
+      await settling;
+      assert.equal(await stored(node.db, a.id), 'cancelled');
+      assert.ok(await until(async () => (await stored(node.db, b.id)) === 'cancelled', 2000), 'the later change was stored');
+    });
+
+    test('a store that succeeds after a failed one lets claims go on at once', async () => {
+      const task = newTask('after_failure');
+      await node.db.tasks.insert([task], new Date());
+      await node.db.tasks.settle();
+      let failed!: () => void;
+      const failure = new Promise<void>((resolve) => (failed = resolve));
+      afterNextInsert(node.db, async () => {
+        failed();
+        throw new Error('the answer was lost');
+      });
+      await node.db.tasks.change([{ id: task.id, fence: { status: 'pending' }, patch: { progress: 5 } }]);
+      await failure;
+      await sleep(5);
+      await assert.rejects(node.db.tasks.claim(claimOf(['after_failure'])), /not being stored/);
+      // Stored by a read's settle, well before the retry the failure armed.
+      await node.db.tasks.settle();
+      assert.deepEqual((await node.db.tasks.claim(claimOf(['after_failure']))).map((r) => r.id), [task.id]);
+    });
+
     test('stopping stores every buffered change before it resolves', async () => {
       const other = await startEngineNode(lane.database(), { start: true });
       let ran = 0;

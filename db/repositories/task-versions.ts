@@ -99,6 +99,9 @@ export class TaskVersions {
         this.known.clear();
         this.unstored.clear();
         this.ready.clear();
+        this.left.clear();
+        this.stored = this.changes;
+        this.failures = 0;
       }
     }
   }
@@ -261,15 +264,8 @@ export class TaskVersions {
 
   private storeLater(): void {
     this.timer = undefined;
-    this.store().then(
-      () => (this.failures = 0),
-      (error: unknown) => {
-        this.failures++;
-        this.logger.warn({ err: error, tasks: this.unstored.size }, 'storing task changes failed; retrying');
-        clearTimeout(this.timer);
-        this.timer = setTimeout(() => this.storeLater(), Math.min(MAX_FLUSH_BACKOFF_MS, FLUSH_MS * 2 ** this.failures)).unref();
-      },
-    );
+    // A failure has its retry armed by store().
+    this.store().catch(() => {});
   }
 
   /** Waits for the changes made until now only: under steady load there are always newer ones. */
@@ -278,9 +274,26 @@ export class TaskVersions {
     while (this.stored < target) await this.store();
   }
 
-  /** One INSERT (per 500 rows) of every unstored version; a store already under way is joined. */
+  /**
+   * One INSERT (per 500 rows) of every unstored version; a store already under way is joined. Whoever started
+   * it (the timer, or a settle), what it leaves unstored gets a timer: changes made while it ran are not in it.
+   */
   private store(): Promise<void> {
-    this.storing ??= this.write().finally(() => (this.storing = undefined));
+    this.storing ??= this.write()
+      .then(
+        () => {
+          this.failures = 0;
+          if (this.unstored.size) this.timer ??= setTimeout(() => this.storeLater(), FLUSH_MS).unref();
+        },
+        (error: unknown) => {
+          this.failures++;
+          this.logger.warn({ err: error, tasks: this.unstored.size }, 'storing task changes failed; retrying');
+          clearTimeout(this.timer);
+          this.timer = setTimeout(() => this.storeLater(), Math.min(MAX_FLUSH_BACKOFF_MS, FLUSH_MS * 2 ** this.failures)).unref();
+          throw error;
+        },
+      )
+      .finally(() => (this.storing = undefined));
     return this.storing;
   }
 
