@@ -96,7 +96,9 @@ for (const lane of lanes()) {
       assert.equal(res.status, 302, res.text);
       const location = new URL(String(res.headers.location));
       const back = await approve(location.href);
-      // The browser's cookie from authorize, which the GET callback asks for.
+      // The browser's cookie from authorize, which the GET callback asks for. No Path: the browser's default (the
+      // provider's folder) also holds when a proxy serves the API under a prefix.
+      assert.doesNotMatch(String(res.headers['set-cookie']), /path=/i);
       const cookie = String(res.headers['set-cookie']).split(';', 1)[0]!;
       return { location, cookie, code: back.searchParams.get('code'), state: back.searchParams.get('state')!, error: back.searchParams.get('error') };
     }

@@ -1,6 +1,6 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
+import { sameSecret } from '../../lib/same-secret.ts';
 import type { RequestHooks } from './request-hooks.ts';
 
 /** The requests of one (method, route) since prom-client last heard of them. */
@@ -70,12 +70,6 @@ export function createMetrics() {
   };
 }
 export type Metrics = ReturnType<typeof createMetrics>;
-
-/** Compares in constant time (digests, so lengths do not show either). */
-function sameSecret(given: string, expected: string): boolean {
-  const digest = (v: string) => createHash('sha256').update(v).digest();
-  return timingSafeEqual(digest(given), digest(expected));
-}
 
 /**
  * Counts and times every request by its route template (the returned hooks), and serves `/metrics` (behind

@@ -1,6 +1,7 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { BadRequestError } from '../../lib/errors.ts';
+import { sameSecret } from '../../lib/same-secret.ts';
 import { callbackParams } from '../../routers/oauth/schemas.ts';
 import type { Services } from '../../routers/shared/services.ts';
 import { requestInfo } from './request-info.ts';
@@ -17,14 +18,15 @@ const digest = (state: string) => createHash('sha256').update(state).digest('bas
 function bindToBrowser(request: FastifyRequest, reply: FastifyReply, providerUrl: string): void {
   const state = new URL(providerUrl).searchParams.get('state') ?? '';
   const secure = request.protocol === 'https' ? '; Secure' : '';
-  reply.header('set-cookie', `${COOKIE}=${digest(state)}; Path=/api/auth/oauth; Max-Age=600; HttpOnly; SameSite=Lax${secure}`);
+  // No Path: the browser's default, the provider's folder of the authorize URL, holds its callback whatever
+  // path prefix a proxy serves the API under.
+  reply.header('set-cookie', `${COOKIE}=${digest(state)}; Max-Age=600; HttpOnly; SameSite=Lax${secure}`);
 }
 
 function assertSameBrowser(request: FastifyRequest, reply: FastifyReply, state: string): void {
   const sent = /(?:^|;\s*)console_oauth_state=([\w-]+)/.exec(request.headers.cookie ?? '')?.[1] ?? '';
-  const expected = digest(state);
-  if (sent.length !== expected.length || !timingSafeEqual(Buffer.from(sent), Buffer.from(expected))) throw new BadRequestError('oauth.state_other_browser');
-  reply.header('set-cookie', `${COOKIE}=; Path=/api/auth/oauth; Max-Age=0; HttpOnly; SameSite=Lax`);
+  if (!sameSecret(sent, digest(state))) throw new BadRequestError('oauth.state_other_browser');
+  reply.header('set-cookie', `${COOKIE}=; Max-Age=0; HttpOnly; SameSite=Lax`);
 }
 
 /**
