@@ -48,9 +48,16 @@ export const updateUserInput = z.object({
 
 export const setPasswordInput = z.object({ id: z.uuid(), password: z.string().min(1).max(128) });
 
+type LockFields = { status: UserJson['status']; locked_until: string | null };
+
+/** When the account's lock ends (ms since the epoch); Infinity when it is not locked for a time. */
+export function lockEndsAt(u: LockFields): number {
+  return u.status === 'locked' && u.locked_until !== null ? Date.parse(u.locked_until) : Infinity;
+}
+
 /** A locked account whose lock time has passed shows (and acts) as active. */
-export function effectiveStatus(u: { status: UserJson['status']; locked_until: string | null }, now = Date.now()): UserJson['status'] {
-  return u.status === 'locked' && u.locked_until !== null && Date.parse(u.locked_until) <= now ? 'active' : u.status;
+export function effectiveStatus(u: LockFields, now = Date.now()): UserJson['status'] {
+  return lockEndsAt(u) <= now ? 'active' : u.status;
 }
 
 export function toUserJson(u: UserWithRoles): UserJson {

@@ -19,7 +19,7 @@ import type { SettingsService } from '../settings/service.ts';
 import type { Actor, Caller, RequestInfo } from '../shared/context.ts';
 import { cachedPage, type FeedCache, type PageQuery } from '../shared/feed-cache.ts';
 import { page } from '../shared/schemas.ts';
-import { effectiveStatus, toUserJson, type UserJson } from './schemas.ts';
+import { effectiveStatus, lockEndsAt, toUserJson, type UserJson } from './schemas.ts';
 
 export interface CreateUser {
   username: string;
@@ -72,7 +72,7 @@ export class UserService {
     const view = deepFreeze(page(stored.rows.map(toUserJson), stored.total, p));
     let until = Infinity;
     for (const row of stored.rows) {
-      const ends = row.status === 'locked' && row.locked_until !== null ? Date.parse(row.locked_until) : Infinity;
+      const ends = lockEndsAt(row);
       if (ends > now && ends < until) until = ends;
     }
     this.views.set(stored, { view, until });

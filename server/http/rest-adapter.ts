@@ -101,9 +101,9 @@ function bodyInput(body: unknown): Record<string, unknown> {
  * trpc-to-openapi HTTP adapter costs ~4x in throughput (DESIGN §1). Answers carry the SPEC envelope.
  */
 export function registerRestRoutes(app: FastifyInstance, router: AnyTRPCRouter, createContext: (request: FastifyRequest) => Context): void {
-  /** Serialised bodies of frozen list answers, which do not change. */
-  const bodies = new WeakMap<object, string>();
   for (const route of restRoutes(router)) {
+    /** Serialised bodies of the route's frozen list answers, which do not change. */
+    const bodies = new WeakMap<object, string>();
     const readsQuery = route.method === 'GET' || route.method === 'DELETE';
     const status = route.meta.successStatus ?? 200;
     // Compiled on the route's first answer rather than at start: a process serves few of its routes, and
