@@ -61,8 +61,6 @@ export function createMetrics() {
   const tally = requestTally(httpRequests, httpDuration);
   return {
     registry,
-    httpRequests,
-    httpDuration,
     /** Counts and times one answered request (by route template). */
     recordRequest: tally.record,
     mailSent: new Counter({ name: 'mail_sent_total', help: 'System emails by template and result (sent, failed)', labelNames: ['template', 'result'], registers: [registry] }),

@@ -1,11 +1,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 
-/**
- * What a concern does at the start and at the end of every request; neither may fail or wait. An onRequest
- * that answers the request itself returns true, and the request goes no further.
- */
+/** What a concern does at the start and at the end of every request; neither may fail or wait. */
 export interface RequestHooks {
-  onRequest?(request: FastifyRequest, reply: FastifyReply): boolean | void;
+  onRequest?(request: FastifyRequest, reply: FastifyReply): void;
   onResponse?(request: FastifyRequest, reply: FastifyReply): void;
 }
 
@@ -20,7 +17,7 @@ export function addRequestHooks(app: FastifyInstance, hooks: RequestHooks[], ent
   const starts = hooks.flatMap((h) => (h.onRequest ? [h.onRequest] : []));
   const ends = hooks.flatMap((h) => (h.onResponse ? [h.onResponse] : []));
   const proceed: Proceed = (request, reply, done) => {
-    for (const start of starts) if (start(request, reply) === true) return;
+    for (const start of starts) start(request, reply);
     done();
   };
   app.addHook('onRequest', (request, reply, done) => enter(request, reply, done, proceed));
