@@ -9,7 +9,10 @@ export function isPromise<T>(value: MaybePromise<T>): value is Promise<T> {
   return typeof (value as { then?: unknown } | null)?.then === 'function';
 }
 
-/** `fn(value)` now when the value is at hand, else once it has come. */
-export function then<T, R>(value: MaybePromise<T>, fn: (value: T) => MaybePromise<R>): MaybePromise<R> {
+/**
+ * `fn(value)` now when the value is at hand, else once it has come. Not named `then`: a module exporting `then`
+ * is a thenable, and `await import()` of it would call that instead of giving the module.
+ */
+export function andThen<T, R>(value: MaybePromise<T>, fn: (value: T) => MaybePromise<R>): MaybePromise<R> {
   return isPromise(value) ? value.then(fn) : fn(value);
 }

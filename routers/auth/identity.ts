@@ -2,7 +2,7 @@ import type { ChangeFeed } from '../../db/change-feed.ts';
 import type { Database } from '../../db/database.ts';
 import { findSession, touchSession, type SessionRow } from '../../db/repositories/sessions.ts';
 import { findUserById, type UserWithRoles } from '../../db/repositories/users.ts';
-import { then, type MaybePromise } from '../../lib/maybe-async.ts';
+import { andThen, type MaybePromise } from '../../lib/maybe-async.ts';
 import { FeedCache } from '../shared/feed-cache.ts';
 
 export const USERS_CHANNEL = 'users';
@@ -42,11 +42,11 @@ export class IdentityStore {
       const user = await findUserById(this.db, userId);
       return user ? describe(user) : null;
     });
-    return then(identity, (i) => i ?? undefined);
+    return andThen(identity, (i) => i ?? undefined);
   }
 
   session(id: string): MaybePromise<SessionRow | undefined> {
-    return then(this.sessions.getNow(id, async () => (await findSession(this.db, id)) ?? null), (s) => s ?? undefined);
+    return andThen(this.sessions.getNow(id, async () => (await findSession(this.db, id)) ?? null), (s) => s ?? undefined);
   }
 
   /** Records activity on a session; written through at most about once a minute to keep requests cheap. */

@@ -4,7 +4,7 @@ import { insertSession, revokeSession } from '../../db/repositories/sessions.ts'
 import { consumeUserToken, countTokenAttempt, findUserToken } from '../../db/repositories/user-tokens.ts';
 import { findUserById, findUserByLogin, recordLoginFailure, recordLoginSuccess, unlockUser, type UserWithRoles } from '../../db/repositories/users.ts';
 import { InvalidUserError, UnauthorizedError } from '../../lib/errors.ts';
-import { then, type MaybePromise } from '../../lib/maybe-async.ts';
+import { andThen, type MaybePromise } from '../../lib/maybe-async.ts';
 import type { AuditAction, AuditWriter } from '../audit/writer.ts';
 import type { Mailer } from '../mail/mailer.ts';
 import type { SettingsService } from '../settings/service.ts';
@@ -56,16 +56,16 @@ export class AuthService {
   authenticate(req: RequestInfo): MaybePromise<Caller> {
     const header = req.authorization;
     if (!header) throw new UnauthorizedError('auth.missing_token');
-    return then(this.claimsOf(header), (claims) => {
+    return andThen(this.claimsOf(header), (claims) => {
       if (!claims) throw new UnauthorizedError('auth.invalid_token');
       // The user is checked before the session: a deleted, disabled or locked user's token answers E4012
       // although those changes also revoke the sessions.
-      return then(this.activeIdentity(claims.sub), (identity) => this.callerIn(claims, identity));
+      return andThen(this.activeIdentity(claims.sub), (identity) => this.callerIn(claims, identity));
     });
   }
 
   private activeIdentity(userId: string): MaybePromise<Identity> {
-    return then(this.identities.identity(userId), (identity) => {
+    return andThen(this.identities.identity(userId), (identity) => {
       if (!identity || effectiveStatus(identity.user) !== 'active') throw new InvalidUserError('auth.user_invalid');
       return identity;
     });
@@ -73,7 +73,7 @@ export class AuthService {
 
   /** The caller, when the token's session is live (its activity recorded). */
   private callerIn(claims: TokenClaims, identity: Identity): MaybePromise<Caller> {
-    return then(this.identities.session(claims.sid), (session) => {
+    return andThen(this.identities.session(claims.sid), (session) => {
       const now = new Date();
       const idleMs = this.settings.get<number>('session_idle_timeout_minutes') * 60_000;
       const times = session && sessionTimes(session);
@@ -81,7 +81,7 @@ export class AuthService {
         throw new UnauthorizedError('auth.session_ended');
       }
       const caller: Caller = { id: identity.user.id, username: identity.user.username, sessionId: session.id, isAdmin: identity.isAdmin, permissions: identity.permissions };
-      return then(this.identities.touch(session, now, Math.min(TOUCH_EVERY_MS, idleMs / 4)), () => caller);
+      return andThen(this.identities.touch(session, now, Math.min(TOUCH_EVERY_MS, idleMs / 4)), () => caller);
     });
   }
 

@@ -8,7 +8,7 @@ import {
 import { findRolesByIds } from '../../db/repositories/roles.ts';
 import { findUserById } from '../../db/repositories/users.ts';
 import { BadRequestError, fieldError, NotFoundError } from '../../lib/errors.ts';
-import { then } from '../../lib/maybe-async.ts';
+import { andThen } from '../../lib/maybe-async.ts';
 import type { AuditWriter } from '../audit/writer.ts';
 import { ROLES_CHANNEL, type IdentityStore } from '../auth/identity.ts';
 import { assignableRoles } from '../roles/assign.ts';
@@ -42,7 +42,7 @@ export class OrganizationService {
 
   /** A page of organizations; a request acting in one (`X-Scope-OrgID`) sees only that one. */
   list(p: PageQuery, scope?: string) {
-    return then(cachedPage(this.pages, p, (q) => listOrganizations(this.db, q), { id: scope }), ({ rows, total }) => page(rows.map(toOrganizationJson), total, p));
+    return andThen(cachedPage(this.pages, p, (q) => listOrganizations(this.db, q), { id: scope }), ({ rows, total }) => page(rows.map(toOrganizationJson), total, p));
   }
 
   async get(id: string, scope?: string): Promise<OrganizationDetailJson> {

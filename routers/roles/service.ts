@@ -3,7 +3,7 @@ import type { Database } from '../../db/database.ts';
 import { findOrganization } from '../../db/repositories/organizations.ts';
 import { deleteRole, findRoleById, insertRole, listRoles, roleInUse, roleLockKey, roleNameTaken, updateRole, type RoleWithPermissions } from '../../db/repositories/roles.ts';
 import { BadRequestError, fieldError, NotFoundError } from '../../lib/errors.ts';
-import { then } from '../../lib/maybe-async.ts';
+import { andThen } from '../../lib/maybe-async.ts';
 import type { AuditWriter } from '../audit/writer.ts';
 import { isAdminRole, ROLES_CHANNEL, type IdentityStore } from '../auth/identity.ts';
 import type { PermissionCatalogue } from '../permissions/catalogue.ts';
@@ -29,7 +29,7 @@ export class RoleService {
 
   /** A page of roles: `org_id` keeps one organization's; a request acting in an organization sees the global roles and that one's. */
   list(p: PageQuery & { org_id?: string }, usableIn?: string) {
-    return then(cachedPage(this.pages, p, (q) => listRoles(this.db, q), { org_id: p.org_id, usableIn }), ({ rows, total }) => page(rows.map(toRoleJson), total, p));
+    return andThen(cachedPage(this.pages, p, (q) => listRoles(this.db, q), { org_id: p.org_id, usableIn }), ({ rows, total }) => page(rows.map(toRoleJson), total, p));
   }
 
 

@@ -3,7 +3,7 @@ import { initTRPC } from '@trpc/server';
 import { TRPC_ERROR_CODES_BY_KEY } from '@trpc/server/rpc';
 import type { OpenApiMeta } from 'trpc-to-openapi';
 import { ForbiddenError } from '../../lib/errors.ts';
-import { then, type MaybePromise } from '../../lib/maybe-async.ts';
+import { andThen, type MaybePromise } from '../../lib/maybe-async.ts';
 import type { Caller, Context, RequestInfo } from './context.ts';
 import { toErrorBody } from './error-body.ts';
 import { rejectNul } from './no-nul.ts';
@@ -47,7 +47,7 @@ export const router = t.router;
 /** Every procedure's base: no NUL character in any input string, on both transports (see no-nul.ts). */
 const procedure = t.procedure.use(
   ({ getRawInput, next }) =>
-    then(getRawInput(), (raw) => {
+    andThen(getRawInput(), (raw) => {
       rejectNul(raw);
       return next();
     }) as ReturnType<typeof next>,
@@ -61,10 +61,10 @@ export const publicProcedure = procedure.meta({ public: true });
  * No promise when the caller is cached and there is no organization to enter (see lib/maybe-async.ts).
  */
 function authenticate(ctx: Context): MaybePromise<{ caller: Caller; req: RequestInfo }> {
-  return then(ctx.services.auth.authenticate(ctx.req), (caller) => {
+  return andThen(ctx.services.auth.authenticate(ctx.req), (caller) => {
     trace.getActiveSpan()?.setAttribute('enduser.id', caller.id);
     if (ctx.req.orgHeader === undefined) return { caller, req: ctx.req };
-    return then(ctx.services.orgScopes.enter(caller, ctx.req.orgHeader), (scoped) => ({ caller: scoped.caller, req: { ...ctx.req, orgId: scoped.orgId } }));
+    return andThen(ctx.services.orgScopes.enter(caller, ctx.req.orgHeader), (scoped) => ({ caller: scoped.caller, req: { ...ctx.req, orgId: scoped.orgId } }));
   });
 }
 
@@ -75,7 +75,7 @@ function authenticate(ctx: Context): MaybePromise<{ caller: Caller; req: Request
  * given into the current one.
  */
 function withCaller<R>(ctx: Context, check: ((caller: Caller) => void) | undefined, proceed: (auth: { caller: Caller; req: RequestInfo }) => R): R {
-  return then(authenticate(ctx), (auth) => {
+  return andThen(authenticate(ctx), (auth) => {
     check?.(auth.caller);
     return proceed(auth);
   }) as R;

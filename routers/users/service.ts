@@ -8,7 +8,7 @@ import {
 } from '../../db/repositories/users.ts';
 import { deepFreeze } from '../../lib/deep-freeze.ts';
 import { BadRequestError, fieldError, NotFoundError } from '../../lib/errors.ts';
-import { then } from '../../lib/maybe-async.ts';
+import { andThen } from '../../lib/maybe-async.ts';
 import type { AuditWriter } from '../audit/writer.ts';
 import { ADMIN_ROLE, isAdminRole, SESSIONS_CHANNEL, USERS_CHANNEL, type IdentityStore } from '../auth/identity.ts';
 import type { PasswordHasher } from '../auth/password-hash.ts';
@@ -58,7 +58,7 @@ export class UserService {
   ) {}
 
   list(p: PageQuery) {
-    return then(cachedPage(this.pages, p, (q) => listUsers(this.db, q)), (stored) => this.shown(stored, p));
+    return andThen(cachedPage(this.pages, p, (q) => listUsers(this.db, q)), (stored) => this.shown(stored, p));
   }
 
   /**

@@ -3,7 +3,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 
 import { z } from 'zod';
 import { isDeepFrozen } from '../../lib/deep-freeze.ts';
 import { BadRequestError } from '../../lib/errors.ts';
-import { then } from '../../lib/maybe-async.ts';
+import { andThen } from '../../lib/maybe-async.ts';
 import type { Context } from '../../routers/shared/context.ts';
 import type { Meta } from '../../routers/shared/trpc.ts';
 import { runProcedure } from './run-procedure.ts';
@@ -126,7 +126,7 @@ export function registerRestRoutes(app: FastifyInstance, router: AnyTRPCRouter, 
         const input = readsQuery ? Object.assign(queryInput(request.query as Record<string, unknown>, route.numeric), params) : Object.assign({}, bodyInput(request.body), params);
         // The procedure is called as tRPC's own caller would, minus the per-request proxy it builds.
         const output = runProcedure(route.procedure, { ctx: createContext(request), path: route.path, type: route.procedure._def.type, getRawInput: () => input, signal: undefined, batchIndex: 0 });
-        return then(output, (data) => {
+        return andThen(output, (data) => {
           reply.code(status).type('application/json; charset=utf-8');
           if (!route.meta.list) return serialize(reply, { code: '0', data });
           // A deep-frozen page (validated once, see run-procedure.ts) is serialised once.

@@ -1,7 +1,7 @@
 import { getTRPCErrorFromUnknown, TRPCError, type AnyTRPCProcedure } from '@trpc/server';
 import { getParseFn, isObject, middlewareMarker } from '@trpc/server/unstable-core-do-not-import';
 import { deepFreeze, isDeepFrozen } from '../../lib/deep-freeze.ts';
-import { isPromise, then, type MaybePromise } from '../../lib/maybe-async.ts';
+import { andThen, isPromise, type MaybePromise } from '../../lib/maybe-async.ts';
 import type { Context } from '../../routers/shared/context.ts';
 
 type Result = { ok: true; data: unknown } | { ok: false; error: TRPCError };
@@ -89,7 +89,7 @@ function checkedOutput(level: { parse: Parse; checked: WeakMap<object, unknown> 
   if (!isDeepFrozen(data)) return validated(level.parse, data, badOutput);
   const kept = level.checked.get(data);
   if (kept !== undefined) return kept;
-  return then(validated(level.parse, data, badOutput), (parsed) => {
+  return andThen(validated(level.parse, data, badOutput), (parsed) => {
     level.checked.set(data, deepFreeze(parsed));
     return parsed;
   });
@@ -128,13 +128,13 @@ function level(def: ProcedureDef, plan: Level[], index: number, opts: CallOption
   const current = plan[index]!;
   switch (current.kind) {
     case 'input':
-      return then(opts.getRawInput(), (raw) =>
-        then(validated(current.parse, raw, badInput), (parsed) => step(def, plan, index + 1, continued(opts, { input: isObject(opts.input) && isObject(parsed) ? Object.assign({}, opts.input, parsed) : parsed }))),
+      return andThen(opts.getRawInput(), (raw) =>
+        andThen(validated(current.parse, raw, badInput), (parsed) => step(def, plan, index + 1, continued(opts, { input: isObject(opts.input) && isObject(parsed) ? Object.assign({}, opts.input, parsed) : parsed }))),
       );
     case 'output':
-      return then(step(def, plan, index + 1, opts), (result) => (result.ok ? then(checkedOutput(current, result.data), (data) => ({ ...result, data })) : result));
+      return andThen(step(def, plan, index + 1, opts), (result) => (result.ok ? andThen(checkedOutput(current, result.data), (data) => ({ ...result, data })) : result));
     case 'resolve':
-      return then(def.resolver!(resolverOptions(opts, def.meta)), (data) => ({ marker: middlewareMarker, ok: true, data, ctx: opts.ctx }) as Result);
+      return andThen(def.resolver!(resolverOptions(opts, def.meta)), (data) => ({ marker: middlewareMarker, ok: true, data, ctx: opts.ctx }) as Result);
     case 'use':
       return current.middleware({
         ctx: opts.ctx,
@@ -168,7 +168,7 @@ function step(def: ProcedureDef, plan: Level[], index: number, opts: CallOptions
  */
 export function runProcedure(procedure: AnyTRPCProcedure, opts: CallOptions): MaybePromise<unknown> {
   const def = procedure._def as unknown as ProcedureDef;
-  return then(step(def, planOf(def), 0, opts), (result) => {
+  return andThen(step(def, planOf(def), 0, opts), (result) => {
     if (!result.ok) throw result.error;
     return result.data;
   });
