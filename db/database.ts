@@ -25,7 +25,7 @@ export interface Database {
    * inside a transaction, pass it as `on`.
    */
   upsert(spec: UpsertSpec, on?: Knex): Promise<void>;
-  /** Writes to the tasks table, as the engine needs them (`Dialect.taskWrites`). */
+  /** Writes to the tasks table, as the engine needs them (in place, or as versions: see task-store.ts). */
   readonly tasks: TaskStore;
   migrate(): Promise<void>;
   /** Reachable and migrated. */

@@ -41,7 +41,6 @@ const pick = (row: Record<string, unknown>, columns: string[]) => Object.fromEnt
  */
 export const clickhouseDialect: Dialect = {
   name: 'clickhouse',
-  taskWrites: 'versions',
   knexConfig: (o) => ({
     client: ClickHouseKnexClient as unknown as typeof Knex.Client,
     connection: clickhouseConnection(o) as unknown as Knex.StaticConnectionConfig,

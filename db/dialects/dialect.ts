@@ -9,12 +9,6 @@ export interface ChangeListenerConnection {
 /** Everything that differs between database engines; nothing outside db/dialects branches on the driver. */
 export interface Dialect {
   readonly name: DbOptions['driver'];
-  /**
-   * How task state changes are written. `in-place`: fenced UPDATEs whose row locks and affected-row counts
-   * keep several nodes apart. `versions` (ClickHouse, one process): this process owns the claims, and every
-   * change is a whole new row version (`version` + 1) appended through a short write buffer.
-   */
-  readonly taskWrites: 'in-place' | 'versions';
   /** Work before connecting, such as creating the SQLite file's folder. */
   prepare?(options: DbOptions): void;
   knexConfig(options: DbOptions): Knex.Config;
@@ -72,8 +66,9 @@ export interface Dialect {
   clock(knex: Knex, ms?: number): Knex.Raw;
   /**
    * Atomically moves up to the candidates' limit of rows to `set` and returns them as updated. Rows another
-   * transaction is claiming are skipped (`FOR UPDATE SKIP LOCKED`), so nodes never take the same row.
-   * Engines with `taskWrites: 'versions'` have none: their process claims in memory.
+   * transaction is claiming are skipped (`FOR UPDATE SKIP LOCKED`), so nodes never take the same row; task
+   * changes are then fenced UPDATEs in place. An engine without it (ClickHouse, one process) has its process
+   * own the tasks: claims in memory, every change a whole new row version (db/repositories/task-versions.ts).
    */
   claim?(knex: Knex, spec: ClaimSpec): Promise<Record<string, unknown>[]>;
   /**

@@ -2,7 +2,6 @@ import { driverError, parentFirst, replaceOnConflict, upsertOnConflict, type Dia
 
 export const mysqlDialect: Dialect = {
   name: 'mysql',
-  taskWrites: 'in-place',
   knexConfig: (o) => ({
     client: 'mysql2',
     connection: {

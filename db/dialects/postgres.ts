@@ -2,7 +2,6 @@ import { claimWithReturning, driverError, parentFirst, replaceOnConflict, upsert
 
 export const postgresDialect: Dialect = {
   name: 'postgres',
-  taskWrites: 'in-place',
   async listen(o, knex, channel, onPayload, onLost) {
     const { default: pg } = await import('pg');
     const client = new pg.Client({ host: o.host, port: o.port, user: o.username, password: o.password, database: o.schema });

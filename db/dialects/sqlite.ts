@@ -29,7 +29,6 @@ function cachePreparedStatements(conn: PreparingConnection): void {
 
 export const sqliteDialect: Dialect = {
   name: 'sqlite',
-  taskWrites: 'in-place',
   prepare: (o) => {
     if (o.path !== ':memory:') mkdirSync(dirname(o.path), { recursive: true });
   },

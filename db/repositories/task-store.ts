@@ -1,4 +1,5 @@
 import type { Database } from '../database.ts';
+import type { Dialect } from '../dialects/index.ts';
 import type { DbLogger } from '../options.ts';
 import {
   changeTasks, claimTasks, deleteTasks, expiredLeases, heldTasks, insertTaskOnce, insertTasks, renewLeases, setTaskArtifact, setTaskProgress,
@@ -8,7 +9,7 @@ import { TaskVersions } from './task-versions.ts';
 
 /**
  * Every write to the tasks table, and the reads that must see the writes of this process at once. Which one
- * a database gets follows `Dialect.taskWrites`; the task engine and the task API see no difference.
+ * a database gets follows whether its dialect claims in the database (`Dialect.claim`); the task engine and the task API see no difference.
  */
 export interface TaskStore {
   insert(rows: NewTaskRow[], now: Date): Promise<void>;
@@ -35,11 +36,11 @@ export interface TaskStore {
 }
 
 /** Fenced UPDATEs in place: row locks and affected-row counts keep several nodes apart. */
-function inPlaceTaskStore(db: Database): TaskStore {
+function inPlaceTaskStore(db: Database, claim: NonNullable<Dialect['claim']>): TaskStore {
   return {
     insert: (rows, now) => insertTasks(db, rows, now),
     insertOnce: (row, now) => insertTaskOnce(db, row, now),
-    claim: (request) => claimTasks(db, request),
+    claim: (request) => claimTasks(db, claim, request),
     change: (changes) => changeTasks(db, changes),
     setProgress: (id, claimId, progress) => setTaskProgress(db, id, claimId, progress),
     setArtifact: (id, fileKey, fileName) => setTaskArtifact(db, id, fileKey, fileName),
@@ -58,7 +59,7 @@ export interface TaskStoreShared {
 }
 
 export function taskStoreFor(db: Database, shared: TaskStoreShared, logger: DbLogger): TaskStore {
-  if (db.dialect.taskWrites === 'in-place') return inPlaceTaskStore(db);
+  if (db.dialect.claim) return inPlaceTaskStore(db, db.dialect.claim);
   shared.versions ??= new TaskVersions(logger);
   return shared.versions.attach(db);
 }

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import type { Database } from '../database.ts';
-import { isoFromDb } from '../dialects/index.ts';
+import { isoFromDb, type Dialect } from '../dialects/index.ts';
 import { whereContains } from '../where-contains.ts';
 
 export type TaskStatus = 'pending' | 'running' | 'success' | 'failed' | 'cancelled';
@@ -34,7 +34,7 @@ export interface TaskRow {
   started_at: string | null;
   finished_at: string | null;
   deleted_at: string | null;
-  /** Grows by one with each change where rows are versions (`Dialect.taskWrites`); 0 elsewhere. */
+  /** Grows by one with each change where rows are versions (dialects without `claim`); 0 elsewhere. */
   version: number;
 }
 
@@ -150,10 +150,9 @@ export interface ClaimRequest {
 }
 
 /** Takes up to `limit` claimable pending tasks of the given types, oldest first, for this worker. */
-export async function claimTasks(db: Database, c: ClaimRequest): Promise<TaskRow[]> {
+export async function claimTasks(db: Database, claim: NonNullable<Dialect['claim']>, c: ClaimRequest): Promise<TaskRow[]> {
   const { knex, dialect, t } = db;
-  if (!dialect.claim) throw new Error(`${dialect.name} claims tasks in memory, not with claimTasks`);
-  const rows = await dialect.claim(knex, {
+  const rows = await claim(knex, {
     table: t.tasks,
     candidates: (q) =>
       q
