@@ -1,4 +1,3 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
 import type { ClickHouseClient } from '@clickhouse/client';
 import Client, { type KnexQueryObject } from 'knex/lib/client.js';
 import { formatQuery } from 'knex/lib/execution/internal/query-executioner.js';
@@ -25,8 +24,6 @@ class SharedState {
    * One lock per database in the process: several consoles of one process on one database take turns too.
    */
   readonly mutations: KeyedLock;
-  /** Set while a caller holds the mutation lock through `serialized`, whose own mutations must not wait for it. */
-  readonly holder = new AsyncLocalStorage<true>();
   version?: Promise<void>;
 
   constructor(connection: ClickHouseConnection) {
@@ -75,16 +72,6 @@ interface Ticket {
 export class ClickHouseKnexClient extends Client {
   private get state(): SharedState {
     return this.driver as SharedState;
-  }
-
-  /**
-   * Runs `fn` while no other statement of this process may mutate (its own mutations go through): a
-   * select-then-update that must not interleave with other writes, such as a task claim.
-   */
-  serialized<T>(fn: () => Promise<T>): Promise<T> {
-    const { mutations, holder } = this.state;
-    if (holder.getStore()) return fn();
-    return mutations.run('mutations', () => holder.run(true, fn));
   }
 
   // Called by knex's constructor once the connection settings are in place.
@@ -179,7 +166,7 @@ export class ClickHouseKnexClient extends Client {
     const mutation = query as Partial<Mutation>;
     if (mutation.countSql !== undefined) {
       const countSql = formatQuery(mutation.countSql, query.bindings?.slice(mutation.countBindingsFrom), undefined, this);
-      query.response = await this.serialized(async () => {
+      query.response = await this.state.mutations.run('mutations', async () => {
         const n = countOf(await this.rows(countSql));
         if (n > 0) await this.write(ticket, sql);
         return n;
