@@ -4,7 +4,7 @@ import type { DbLogger } from '../options.ts';
 import { ReadyLists, type ReadyList } from './task-ready-lists.ts';
 import type { TaskStore } from './task-store.ts';
 import {
-  insertTaskOnce, insertTasks, pendingTaskRow, taskFromDb, toDbPatch,
+  byRunAfter, deleteTasks, insertTaskOnce, insertTasks, pendingTaskRow, taskFromDb, toDbPatch,
   type ClaimRequest, type HeldTask, type NewTaskRow, type TaskChange, type TaskFence, type TaskPatch, type TaskRow,
 } from './tasks.ts';
 
@@ -169,7 +169,7 @@ export class TaskVersions {
       if (candidates.length >= c.limit * 2) break;
       if (claimable(row)) candidates.push(row);
     }
-    candidates.sort((a, b) => (a.run_after < b.run_after ? -1 : a.run_after > b.run_after ? 1 : a.id < b.id ? -1 : 1));
+    candidates.sort(byRunAfter);
     const lease = new Date(now.getTime() + c.leaseMs).toISOString();
     return candidates.slice(0, c.limit).map((row) => this.put(row, { ...c.patch, worker_id: c.workerId, claim_id: c.claimId, lease_expires_at: lease }));
   }
@@ -245,7 +245,7 @@ export class TaskVersions {
   private async remove(db: Database, ids: string[]): Promise<number> {
     const gone = ids.filter((id) => !this.known.has(id));
     for (const id of gone) this.ready.forget(id);
-    return gone.length ? db.knex(db.t.tasks).whereIn('id', gone).del() : 0;
+    return deleteTasks(db, gone);
   }
 
   /** Makes the next version of `row` the newest, to be stored with the next INSERT. */

@@ -76,10 +76,14 @@ export function pendingTaskRow(t: NewTaskRow, at: string): TaskRow {
   };
 }
 
-/** A new task's row; `runAfter` (the database clock) is one expression shared by a whole batch. */
+/** A new task's row as inserted; `runAfter` (the database clock) is one expression shared by a whole batch. */
 function newRow(db: Database, t: NewTaskRow, now: Date, runAfter: unknown = db.dialect.clock(db.knex)): Record<string, unknown> {
-  const at = db.dialect.toDbTime(now);
-  return { ...t, status: 'pending', progress: 0, retry_count: 0, cancel_requested: false, run_after: runAfter, created_at: at, updated_at: at };
+  return { ...toDbPatch(db, pendingTaskRow(t, now.toISOString())), run_after: runAfter };
+}
+
+/** Claim order: oldest `run_after` first, then id (as the claim's ORDER BY). */
+export function byRunAfter(a: TaskRow, b: TaskRow): number {
+  return a.run_after < b.run_after ? -1 : a.run_after > b.run_after ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
 }
 
 /** `runAfter` defaults to the database clock (the time every node compares leases and backoffs on). */
@@ -164,7 +168,7 @@ export async function claimTasks(db: Database, claim: NonNullable<Dialect['claim
         .limit(c.limit),
     set: { ...toDbPatch(db, c.patch), worker_id: c.workerId, claim_id: c.claimId, lease_expires_at: dialect.clock(knex, c.leaseMs) },
   });
-  return rows.map(taskFromDb).sort((a, b) => (a.run_after < b.run_after ? -1 : a.run_after > b.run_after ? 1 : 0));
+  return rows.map(taskFromDb).sort(byRunAfter);
 }
 
 /** Which row state a change expects; the update applies only if the row is still in it. */
