@@ -9,6 +9,7 @@ import { NotFoundError, UnavailableError } from '../lib/errors.ts';
 import { uuidv7 } from '../lib/uuid7.ts';
 import { ArtifactStore } from './artifacts.ts';
 import { ChangeWriter } from './change-writer.ts';
+import { LeaseWatch } from './lease-watch.ts';
 import type { LogSink, LogSinks } from './log-sinks.ts';
 import { decide, snapshotOf, taskMachine, type TaskEvent, type TaskFacts } from './machine.ts';
 import { createTaskMetrics, type TaskMetrics } from './metrics.ts';
@@ -107,6 +108,8 @@ export class TaskEngine {
   private readonly runners = new Map<string, Registration>();
   private readonly runs = new Map<string, TaskRun>();
   private readonly writer: ChangeWriter;
+  private readonly leases: LeaseWatch;
+  private renewing = false;
   private limit = 10;
   private phase: 'new' | 'running' | 'stopping' | 'stopped' = 'new';
   private claiming = false;
@@ -115,7 +118,6 @@ export class TaskEngine {
   private timers: NodeJS.Timeout[] = [];
   private announceTimer: NodeJS.Timeout | undefined;
   private unsubscribe: (() => void) | undefined;
-  private lastRenewal = Date.now();
   private stopping: Promise<void> | undefined;
   private createdSinceStatistics = 0;
   private statisticsAt = 0;
@@ -129,6 +131,10 @@ export class TaskEngine {
     this.metrics = createTaskMetrics(deps.registry, () => countPendingTasks(deps.db));
     // Outcome writes in flight at once: half the connection pool, at most 4 (one on SQLite's single connection).
     this.writer = new ChangeWriter(deps.db, deps.logger, Math.max(1, Math.min(4, Math.floor(deps.db.options.maxOpenConnections / 2))));
+    // Renewals failing (the database down) must stop a run before another node's reaper may take its task.
+    this.leases = new LeaseWatch(deps.config.leaseTtlMs, (run) => {
+      if (!run.finishing) this.detach(run, 'lease could not be renewed');
+    });
     deps.settings.onChange((key, value) => {
       if (key !== SETTING_MAX_CONCURRENT) return;
       this.limit = value as number;
@@ -384,6 +390,7 @@ export class TaskEngine {
     this.claiming = true;
     const wakesBefore = this.wakes;
     let rows: TaskRow[] = [];
+    const sentAt = performance.now();
     try {
       const now = new Date().toISOString();
       rows = await this.db.tasks.claim({
@@ -399,13 +406,16 @@ export class TaskEngine {
     } finally {
       this.claiming = false;
     }
-    for (const row of rows) this.launch(row);
+    for (const row of rows) this.launch(row, sentAt);
     // A full claim may have left more behind, and a wake-up during the claim may concern a task it missed.
     if (rows.length === limit || this.wakes !== wakesBefore) this.wake();
   }
 
-  /** Starts an actor for a task this node just claimed: the machine takes the claim, then the runner runs. */
-  private launch(row: TaskRow): void {
+  /**
+   * Starts an actor for a task this node just claimed (by a statement sent at `sentAt`): the machine takes the
+   * claim, then the runner runs.
+   */
+  private launch(row: TaskRow, sentAt: number): void {
     const registration = this.runners.get(row.type);
     const facts = this.factsOf(row);
     const actor = createActor(taskMachine, { input: facts, snapshot: snapshotOf('pending', facts) }).start();
@@ -413,6 +423,7 @@ export class TaskEngine {
     const span = this.deps.tracer?.startRun({ id: row.id, type: row.type, category: row.category, attempt: row.retry_count + 1 });
     const run = new TaskRun(row, row.claim_id!, actor, { db: this.db, artifacts: this.artifacts, logger: this.logger, sink: this.sinkFor(row.log_backend), span });
     this.runs.set(row.id, run);
+    this.leases.held(run, sentAt);
     this.metrics.started.inc({ type: row.type, category: row.category });
     this.metrics.running.inc({ type: row.type });
     run.done = span ? span.within(() => this.execute(run, registration!.runner)) : this.execute(run, registration!.runner);
@@ -442,6 +453,7 @@ export class TaskEngine {
       // Claiming the next tasks meanwhile overlaps the two round trips.
       run.actor.stop();
       this.runs.delete(run.row.id);
+      this.leases.forget(run);
       this.metrics.running.dec({ type: run.row.type });
       run.deps.span?.end(run.detached ? 'detached' : (run.outcome ?? 'unknown'), error);
       this.wake();
@@ -517,26 +529,30 @@ export class TaskEngine {
     }
   }
 
-  /** Extends the leases of this node's runs; a run whose row another node holds now is detached. */
+  /**
+   * Extends the leases of this node's runs; a run whose row another node holds now is detached. A run whose
+   * lease cannot be renewed is stopped by the lease watch, not here: a renewal may hang as long as it fails.
+   */
   private async renew(): Promise<void> {
     const runs = [...this.runs.values()].filter((r) => !r.detached && !r.finishing);
-    if (!runs.length) {
-      this.lastRenewal = Date.now();
-      return;
-    }
+    if (!runs.length || this.renewing) return;
+    this.renewing = true;
+    const sentAt = performance.now();
     try {
       const held = new Map((await this.db.tasks.renew(this.workerId, runs.map((r) => r.row.id), this.config.leaseTtlMs)).map((h) => [h.id, h]));
-      this.lastRenewal = Date.now();
       for (const run of runs) {
         const h = held.get(run.row.id);
-        if (run.finishing) continue;
+        if (run.finishing || run.detached) continue;
         if (!h || h.status !== 'running' || h.claim_id !== run.claimId) this.detach(run, 'lease lost');
-        else if (h.cancel_requested) this.cancelLocal(run);
+        else {
+          this.leases.held(run, sentAt);
+          if (h.cancel_requested) this.cancelLocal(run);
+        }
       }
     } catch (error) {
       this.logger.warn({ err: error }, 'renewing task leases failed');
-      // Past the lease, another node may already run these tasks: stop ours rather than run them twice.
-      if (Date.now() - this.lastRenewal > this.config.leaseTtlMs) for (const run of runs) this.detach(run, 'lease could not be renewed');
+    } finally {
+      this.renewing = false;
     }
   }
 

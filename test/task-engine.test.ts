@@ -234,6 +234,27 @@ for (const lane of lanes()) {
       assert.equal(second, undefined);
     });
 
+    test('a run whose lease cannot be renewed is aborted before the lease it last wrote runs out', async () => {
+      const other = await startEngineNode(database, { config: { leaseTtlMs: 2000, leaseRenewIntervalMs: 200, fileUploadPath: files } });
+      const type = uniqueType('lapse');
+      try {
+        let abortedAt = 0;
+        other.engine.register(type, (ctx) => new Promise((_, reject) => ctx.signal.addEventListener('abort', () => ((abortedAt = Date.now()), reject(ctx.signal.reason)))));
+        const task = await other.engine.create({ type });
+        await waitFor(other.engine, task!.id, 'running');
+        await sleep(500);
+        // Every renewal fails from now on, as while the database is down (the rows stay readable here).
+        other.db.tasks.renew = () => Promise.reject(new Error('database unavailable'));
+        // A renewal already under way has finished by now: the stored lease is the last one written.
+        await sleep(300);
+        const leaseEnd = Date.parse((await findTask(other.db, task!.id))!.lease_expires_at!);
+        assert.ok(await until(() => abortedAt > 0, 4000), 'the runner was aborted');
+        assert.ok(abortedAt < leaseEnd, `aborted ${abortedAt - leaseEnd} ms after the lease ran out`);
+      } finally {
+        await other.close();
+      }
+    });
+
     test('graceful stop hands unfinished tasks back to pending, and another node runs them', async () => {
       const other = await startEngineNode(database, { config: { shutdownTimeoutMs: 200, fileUploadPath: files } });
       const type = uniqueType('handback');
