@@ -16,6 +16,8 @@ export interface ChangeFeed {
   close(): Promise<void>;
 }
 
+/** How often a lost LISTEN connection is tried again. */
+const RELISTEN_MS = 500;
 
 export async function startChangeFeed(db: Database, logger: DbLogger, pollIntervalMs = 1000): Promise<ChangeFeed> {
   const { knex, t } = db;
@@ -38,7 +40,10 @@ export async function startChangeFeed(db: Database, logger: DbLogger, pollInterv
   let closed = false;
   let timer: NodeJS.Timeout | undefined;
   let polling = false;
+  let pollFailing = false;
   let listener: ChangeListenerConnection | undefined;
+  // Kept when the listening connection is lost: NOTIFY goes through the pool, and other nodes may listen again sooner.
+  let notify: ((channel: string) => Promise<void>) | undefined;
 
   const poll = async () => {
     try {
@@ -49,36 +54,66 @@ export async function startChangeFeed(db: Database, logger: DbLogger, pollInterv
           emit(row.channel);
         }
       }
+      pollFailing = false;
     } catch (error) {
-      if (!closed) logger.warn({ err: error }, 'change feed poll failed');
+      // Once per outage, not once per poll.
+      if (!closed && !pollFailing) logger.warn({ err: error }, 'change feed poll failed');
+      pollFailing = true;
     }
   };
   const schedule = () => {
-    if (!closed) timer = setTimeout(() => void poll().finally(schedule), pollIntervalMs).unref();
+    if (!closed && polling) timer = setTimeout(() => void poll().finally(schedule), pollIntervalMs).unref();
   };
   const startPolling = () => {
     if (polling) return;
     polling = true;
     schedule();
   };
+  const stopPolling = () => {
+    polling = false;
+    clearTimeout(timer);
+  };
 
-  if (db.dialect.listen) {
-    listener = await db.dialect.listen(db.options, knex, t.changes, emit, (error) => {
+  const listen = async () => {
+    const connection = await db.dialect.listen!(db.options, knex, t.changes, emit, (error) => {
       if (closed) return;
-      // Other nodes' changes then arrive through the version table, as on the engines that cannot push.
-      logger.warn({ err: error }, 'change feed connection lost; polling instead');
+      // Until LISTEN holds again, other nodes' changes arrive through the version table.
+      logger.warn({ err: error }, 'change feed connection lost; polling until it is back');
       listener = undefined;
       startPolling();
+      void relisten();
     });
-  } else {
-    startPolling();
-  }
+    listener = connection;
+    notify = connection.notify;
+    return connection;
+  };
+  /** Listens again once the database is back (a restart), then stops polling after one last catch-up poll. */
+  const relisten = async () => {
+    while (!closed && !listener) {
+      await new Promise((r) => setTimeout(r, RELISTEN_MS).unref());
+      if (closed) return;
+      let connection: ChangeListenerConnection;
+      try {
+        connection = await listen();
+      } catch {
+        continue;
+      }
+      if (closed) return void (await connection.close());
+      stopPolling();
+      // Changes made between the last poll and LISTEN holding again.
+      await poll();
+      logger.warn({}, 'change feed listening again');
+    }
+  };
+
+  if (db.dialect.listen) await listen();
+  else startPolling();
 
   return {
     async publish(channel) {
       await db.upsert({ table: t.changes, rows: [{ channel, version: 1 }], key: ['channel'], merge: { version: knex.raw('??.?? + 1', [t.changes, 'version']) } });
       emit(channel);
-      await listener?.notify(channel);
+      await notify?.(channel);
     },
     subscribe(listener) {
       listeners.add(listener);
@@ -86,7 +121,7 @@ export async function startChangeFeed(db: Database, logger: DbLogger, pollInterv
     },
     async close() {
       closed = true;
-      if (timer) clearTimeout(timer);
+      stopPolling();
       await listener?.close();
     },
   };

@@ -3,7 +3,7 @@ import { ClickHouseKnexClient } from './clickhouse/client.ts';
 import type { ClickHouseConnection } from './clickhouse/connection.ts';
 import { quoteIdentifier } from './clickhouse/escape.ts';
 import { LIGHTWEIGHT_MUTATIONS } from './clickhouse/schema-compiler.ts';
-import type { Dialect, TableDesign } from './dialect.ts';
+import { unavailableWhen, type Dialect, type TableDesign } from './dialect.ts';
 import type { DbOptions } from '../options.ts';
 
 /** `database.host` is a host name, or a URL base when it names its scheme (`https://ch.example`). */
@@ -69,6 +69,8 @@ export const clickhouseDialect: Dialect = {
     await knex.schema.dropTable(copy);
   },
   isUniqueViolation: () => false,
+  // The HTTP client's socket failures, and its own connect timeout (database.dial_timeout).
+  isUnavailable: unavailableWhen([], [/^could not connect within/]),
   async upsert(knex, spec) {
     for (const row of spec.rows) {
       const where = pick(row, spec.key);

@@ -32,6 +32,11 @@ export interface Dialect {
   /** Whether the error is a unique index refusing a row. Engines without unique indexes (ClickHouse) never say so. */
   isUniqueViolation(error: unknown): boolean;
   /**
+   * Whether the error says the database cannot be reached right now (down, restarting, connection cut, no
+   * pooled connection to be had) rather than that the statement is wrong: callers answer 503 and try again.
+   */
+  isUnavailable(error: unknown): boolean;
+  /**
    * Inserts each row unless a row with its key exists, which then takes `spec.merge` (or stays as it is).
    * Engines without unique keys (ClickHouse) check, then write: correct only while the caller holds the
    * rows' keys through `Database.upsert`, which takes them.
@@ -56,7 +61,8 @@ export interface Dialect {
   insertFamily(parent: () => PromiseLike<unknown>, children: () => PromiseLike<unknown>): Promise<void>;
   /**
    * Pushed change notifications (PostgreSQL LISTEN/NOTIFY) on a dedicated connection; engines without it are
-   * polled. `onLost` is called once if the connection fails.
+   * polled. `onLost` is called once if the connection fails or ends (the server restarted); `notify` works on
+   * the pool, with or without this connection.
    */
   listen?(options: DbOptions, knex: Knex, channel: string, onPayload: (payload: string) => void, onLost: (error: Error) => void): Promise<ChangeListenerConnection>;
   /**
@@ -112,6 +118,24 @@ export interface UpsertSpec {
 export function driverError(error: unknown): { code?: unknown } | undefined {
   const e = error as { nativeError?: unknown } | undefined;
   return (e?.nativeError ?? e) as { code?: unknown } | undefined;
+}
+
+/** Socket failures of any network driver: the server is down, restarting, or out of reach. */
+const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
+
+/**
+ * `isUnavailable` for a driver over the network through knex's pool: a socket failure, one of the driver's own
+ * codes (`codes`) or messages (`messages`), or knex finding no connection in the pool in time.
+ */
+export function unavailableWhen(codes: readonly string[], messages: readonly RegExp[] = []): (error: unknown) => boolean {
+  const known = new Set([...NETWORK_CODES, ...codes]);
+  return (error) => {
+    const e = driverError(error) as { code?: unknown; name?: unknown; message?: unknown } | undefined;
+    if (!e || typeof e !== 'object') return false;
+    if (e.name === 'KnexTimeoutError') return true;
+    if (typeof e.code === 'string' && known.has(e.code)) return true;
+    return typeof e.message === 'string' && messages.some((m) => m.test(e.message as string));
+  };
 }
 
 /** Upsert for engines with unique keys: one INSERT ... ON CONFLICT statement (ON DUPLICATE KEY on MySQL). */

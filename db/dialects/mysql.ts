@@ -1,4 +1,13 @@
-import { driverError, parentFirst, replaceOnConflict, upsertOnConflict, type Dialect } from './dialect.ts';
+import { driverError, parentFirst, replaceOnConflict, unavailableWhen, upsertOnConflict, type Dialect } from './dialect.ts';
+
+/**
+ * The server going away: the connection cut (mysql2's PROTOCOL_* codes, and a command queued on a connection
+ * that just failed), the server shutting down, or refusing more connections.
+ */
+const isUnavailable = unavailableWhen([
+  'PROTOCOL_CONNECTION_LOST', 'PROTOCOL_ENQUEUE_AFTER_FATAL_ERROR', 'PROTOCOL_ENQUEUE_AFTER_QUIT', 'ER_SERVER_SHUTDOWN', 'ER_CON_COUNT_ERROR',
+  'ER_NORMAL_SHUTDOWN', 'ER_SHUTDOWN_COMPLETE',
+], [/connection is in closed state/]);
 
 export const mysqlDialect: Dialect = {
   name: 'mysql',
@@ -14,6 +23,7 @@ export const mysqlDialect: Dialect = {
       // Timestamps are stored and read as UTC whatever the server's zone is.
       timezone: 'Z',
       supportBigNumbers: true,
+      connectTimeout: o.dialTimeoutMs,
     },
     pool: {
       min: Math.min(o.maxIdleConnections, o.maxOpenConnections),
@@ -54,4 +64,5 @@ export const mysqlDialect: Dialect = {
   insertFamily: parentFirst,
   lockForUpdate: (query) => query.forUpdate(),
   isUniqueViolation: (e) => driverError(e)?.code === 'ER_DUP_ENTRY',
+  isUnavailable,
 };

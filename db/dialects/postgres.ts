@@ -1,26 +1,51 @@
-import { claimWithReturning, driverError, parentFirst, replaceOnConflict, upsertOnConflict, type Dialect } from './dialect.ts';
+import { claimWithReturning, driverError, parentFirst, replaceOnConflict, unavailableWhen, upsertOnConflict, type Dialect } from './dialect.ts';
+
+/**
+ * The server going away: shutting down (57P01 admin, 57P02 crash), not yet accepting connections while it
+ * starts or recovers (57P03), or a connection exception (class 08); node-postgres reports a socket closed
+ * under it by message only.
+ */
+const isUnavailable = unavailableWhen(['57P01', '57P02', '57P03', '08000', '08001', '08003', '08004', '08006'], [/^Connection terminated/]);
 
 export const postgresDialect: Dialect = {
   name: 'postgres',
   async listen(o, knex, channel, onPayload, onLost) {
     const { default: pg } = await import('pg');
-    const client = new pg.Client({ host: o.host, port: o.port, user: o.username, password: o.password, database: o.schema });
+    const client = new pg.Client({ host: o.host, port: o.port, user: o.username, password: o.password, database: o.schema, connectionTimeoutMillis: o.dialTimeoutMs });
+    let listening = false;
+    // Once LISTEN holds, the first error or end of the connection reports the loss (once); failures before that
+    // reject connect or LISTEN below. Without an error listener, node-postgres's error event would crash the process.
+    const lost = (error: Error) => {
+      if (!listening) return;
+      listening = false;
+      onLost(error);
+    };
+    client.on('error', lost);
+    client.on('end', () => lost(new Error('change feed connection ended')));
     client.on('notification', (n) => {
       if (n.payload) onPayload(n.payload);
     });
-    client.once('error', onLost);
-    await client.connect();
-    await client.query(`LISTEN "${channel}"`);
+    try {
+      await client.connect();
+      await client.query(`LISTEN "${channel}"`);
+    } catch (error) {
+      await client.end().catch(() => {});
+      throw error;
+    }
+    listening = true;
     return {
       notify: async (payload) => {
         await knex.raw('select pg_notify(?, ?)', [channel, payload]);
       },
-      close: () => client.end().catch(() => {}),
+      close: () => {
+        listening = false;
+        return client.end().catch(() => {});
+      },
     };
   },
   knexConfig: (o) => ({
     client: 'pg',
-    connection: { host: o.host, port: o.port, user: o.username, password: o.password, database: o.schema },
+    connection: { host: o.host, port: o.port, user: o.username, password: o.password, database: o.schema, connectionTimeoutMillis: o.dialTimeoutMs },
     searchPath: ['public'],
     pool: { min: Math.min(o.maxIdleConnections, o.maxOpenConnections), max: o.maxOpenConnections, idleTimeoutMillis: o.connectionLifetimeMs },
   }),
@@ -40,4 +65,5 @@ export const postgresDialect: Dialect = {
   insertFamily: parentFirst,
   lockForUpdate: (query) => query.forUpdate(),
   isUniqueViolation: (e) => driverError(e)?.code === '23505',
+  isUnavailable,
 };

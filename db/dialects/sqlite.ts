@@ -72,6 +72,8 @@ export const sqliteDialect: Dialect = {
   insertFamily: parentFirst,
   // One connection: nothing else runs while a statement does.
   lockForUpdate: (query) => query,
+  // A local file: there is no server to lose.
+  isUnavailable: () => false,
   isUniqueViolation: (e) => {
     const code = driverError(e)?.code;
     return typeof code === 'string' && (code.startsWith('SQLITE_CONSTRAINT_UNIQUE') || code === 'SQLITE_CONSTRAINT_PRIMARYKEY');

@@ -10,6 +10,7 @@ export const en = {
   'error.unsupported_media_type': 'unsupported content type: send application/json',
   'error.body_too_large': 'body is larger than {limit} bytes',
   'error.request_timeout': 'request took too long',
+  'error.database_unavailable': 'database unavailable; try again shortly',
 
   'validation.field': '{field}: {reason}',
   'validation.required': 'is required',

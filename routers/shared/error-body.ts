@@ -1,6 +1,7 @@
 import { TRPCError } from '@trpc/server';
 import { ZodError } from 'zod';
-import { AppError, BadRequestError, InternalError, NotFoundError } from '../../lib/errors.ts';
+import { isDatabaseUnavailable } from '../../db/dialects/index.ts';
+import { AppError, BadRequestError, InternalError, NotFoundError, UnavailableError } from '../../lib/errors.ts';
 import { describeZodIssue } from './zod-messages.ts';
 
 export interface ErrorBody {
@@ -45,6 +46,8 @@ export function toErrorBody(error: unknown, locale: string): ErrorBody {
     const issue = cause.issues[0];
     return { status: 400, code: 'E4001', err: issue ? describeZodIssue(issue, locale) : new BadRequestError('error.bad_request').localized(locale) };
   }
+  // The database down or restarting is no fault of the request: 503, to be tried again, never a 500.
+  if (!(cause instanceof AppError) && isDatabaseUnavailable(cause)) cause = new UnavailableError('error.database_unavailable');
   const app = cause instanceof AppError ? cause : new InternalError('error.internal');
   return { status: app.status, code: app.code, err: app.localized(locale) };
 }
