@@ -1,12 +1,15 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { describe, test } from 'node:test';
+import { TRPCError } from '@trpc/server';
 import type { Knex } from 'knex';
 import type { Database } from '../db/database.ts';
+import { isDatabaseUnavailable } from '../db/dialects/index.ts';
 import { migrations } from '../db/migrations/index.ts';
 import { tableNames } from '../db/tables.ts';
 import pino from 'pino';
 import { createConsole } from '../index.ts';
+import { toErrorBody } from '../routers/shared/error-body.ts';
 import { until } from './support/engine-node.ts';
 import { captureLogs, lanes, startConsole, testConfig, type Lane } from './support/harness.ts';
 
@@ -186,5 +189,35 @@ describe('failed start', () => {
     // Earlier suites' connections may still be closing (the count can fall), and closing takes a few turns of
     // the event loop; a leak is a handle added that stays.
     assert.ok(await until(() => process.getActiveResourcesInfo().length <= before, 1000), process.getActiveResourcesInfo().join(', '));
+  });
+});
+
+describe('database unavailable errors', () => {
+  const envelope = (error: unknown) => toErrorBody(error, 'en');
+  const coded = (code: string, message = 'x') => Object.assign(new Error(message), { code });
+
+  test('connection-lost and server-down errors of every driver answer 503 E5031, however wrapped', () => {
+    const down = [
+      coded('ECONNREFUSED'),
+      coded('57P01', 'select 1 - terminating connection due to administrator command'),
+      new Error('select 1 - Connection terminated unexpectedly'),
+      coded('PROTOCOL_CONNECTION_LOST'),
+      coded('ER_SERVER_SHUTDOWN'),
+      Object.assign(new Error('Knex: Timeout acquiring a connection. The pool is probably full.'), { name: 'KnexTimeoutError' }),
+      // objection's wrapper, and tRPC's.
+      Object.assign(new Error('wrapped'), { nativeError: coded('ECONNRESET') }),
+      new TRPCError({ code: 'INTERNAL_SERVER_ERROR', cause: coded('ECONNREFUSED') }),
+    ];
+    for (const error of down) {
+      assert.ok(isDatabaseUnavailable(error), String(error));
+      assert.deepEqual(envelope(error), { status: 503, code: 'E5031', err: 'database unavailable; try again shortly' });
+    }
+  });
+
+  test('other database errors stay 500', () => {
+    for (const error of [coded('23505'), coded('ER_DUP_ENTRY'), coded('ER_PARSE_ERROR'), new Error('boom')]) {
+      assert.equal(isDatabaseUnavailable(error), false, String(error));
+      assert.equal(envelope(error).status, 500);
+    }
   });
 });

@@ -70,7 +70,7 @@ export const clickhouseDialect: Dialect = {
   },
   isUniqueViolation: () => false,
   // The HTTP client's socket failures, and its own connect timeout (database.dial_timeout).
-  isUnavailable: unavailableWhen([], [/^could not connect within/]),
+  isUnavailable: unavailableWhen([], [/could not connect within/]),
   async upsert(knex, spec) {
     for (const row of spec.rows) {
       const where = pick(row, spec.key);

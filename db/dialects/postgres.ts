@@ -5,7 +5,7 @@ import { claimWithReturning, driverError, parentFirst, replaceOnConflict, unavai
  * starts or recovers (57P03), or a connection exception (class 08); node-postgres reports a socket closed
  * under it by message only.
  */
-const isUnavailable = unavailableWhen(['57P01', '57P02', '57P03', '08000', '08001', '08003', '08004', '08006'], [/^Connection terminated/]);
+const isUnavailable = unavailableWhen(['57P01', '57P02', '57P03', '08000', '08001', '08003', '08004', '08006'], [/Connection terminated/]);
 
 export const postgresDialect: Dialect = {
   name: 'postgres',
