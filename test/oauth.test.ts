@@ -110,7 +110,7 @@ for (const lane of lanes()) {
     }
     const userCount = async () => (await t.request('GET', '/api/users?page_size=1', { token: admin })).body.total as number;
     const links = (provider: string, subject: string) => t.c.db.knex(t.c.db.t.oauthIdentities).where({ provider, subject }).select('user_id');
-    const audit = async (action: string) => ok<any[]>(await t.request('GET', `/api/audit-logs?action=${action}&page_size=100`, { token: admin }));
+    const audit = async (action: string, query = '') => ok<any[]>(await t.request('GET', `/api/audit-logs?action=${action}&page_size=100${query}`, { token: admin }));
 
     test('providers are listed without secrets; an unknown provider is 404 E4041', async () => {
       const list = ok<any[]>(await t.request('GET', '/api/auth/oauth/providers'));
@@ -175,10 +175,16 @@ for (const lane of lanes()) {
       const me = ok(await t.request('GET', '/api/auth/me', { token: data.token }));
       assert.equal(me.id, data.user.id);
       assert.ok(me.permissions.includes('task:list'), 'the mapped role grants its permissions');
-      const login = (await audit('oauth_login')).find((r) => r.user_id === data.user.id);
-      assert.ok(login, 'the login is audited');
+      const login = (await audit('login')).find((r) => r.user_id === data.user.id);
+      assert.ok(login, 'the login is audited as a login');
       assert.equal(login.details.provider, 'mock');
       assert.equal(login.resource_type, 'session');
+      assert.deepEqual(await audit('oauth_login'), [], 'no action of its own: one filter finds every login');
+      // The same user's password login is found by the same filter, without a provider.
+      ok(await t.request('PUT', `/api/users/${data.user.id}/password`, { token: admin, body: { password: 'password-9' } }));
+      await t.login(name, 'password-9');
+      const logins = await audit('login', `&user_id=${data.user.id}`);
+      assert.deepEqual(logins.map((r) => r.details.provider ?? 'password').sort(), ['mock', 'password']);
       const created = (await audit('create')).find((r) => r.resource_id === data.user.id);
       assert.equal(created?.details.provider, 'mock');
 
@@ -198,7 +204,7 @@ for (const lane of lanes()) {
       assertError(await loginAt('strict'), 401, 'E4011', /no account is linked/);
       assert.equal(await userCount(), before);
       assert.equal((await links('strict', `sub-${name}`)).length, 0);
-      const failure = (await audit('oauth_login_failed')).find((r) => r.details.provider === 'strict' && /no account/.test(String(r.details.reason)));
+      const failure = (await audit('login_failed')).find((r) => r.details.provider === 'strict' && /no account/.test(String(r.details.reason)));
       assert.ok(failure, 'the refusal is audited');
       assert.equal(failure.status, 'failure');
     });
@@ -314,7 +320,7 @@ for (const lane of lanes()) {
       const { user, token } = ok(await loginAt('mock'));
       ok(await t.request('PUT', `/api/users/${user.id}`, { token: admin, body: { status: 'disabled' } }));
       assertError(await loginAt('mock'), 401, 'E4011', /disabled/);
-      const refused = (await audit('oauth_login_failed')).find((r) => r.user_id === user.id);
+      const refused = (await audit('login_failed')).find((r) => r.user_id === user.id);
       assert.match(String(refused?.details.reason), /disabled/);
       assertError(await t.request('GET', '/api/auth/me', { token }), 401, 'E4012');
       ok(await t.request('DELETE', `/api/users/${user.id}`, { token: admin }));
@@ -373,7 +379,7 @@ for (const lane of lanes()) {
     });
 
     test('client secrets appear in no answer, audit record or log line', async () => {
-      const records = JSON.stringify([...(await audit('oauth_login')), ...(await audit('oauth_login_failed')), ...(await audit('create'))]);
+      const records = JSON.stringify([...(await audit('login')), ...(await audit('login_failed')), ...(await audit('create'))]);
       const logged = JSON.stringify(logs.lines);
       assert.ok(logs.lines.some((l) => l.provider === 'wrongsecret'), 'provider failures are logged');
       for (const secret of [CLIENT.secret, POST_CLIENT.secret, 'not-the-secret']) {

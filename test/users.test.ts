@@ -259,8 +259,9 @@ for (const lane of lanes()) {
       assertError(await t.request('DELETE', `/api/users/${strong.id}`, { token: deleter.token }), 403, 'E4031');
       ok(await t.request('GET', `/api/users/${me.id}`, { token: admin }));
       assertError(await t.request('POST', '/api/auth/login', { body: { username: 'admin', password: 'taken-over-1' } }), 401, 'E4011');
-      // Other changes to a stronger user, and any change to a weaker one, stay allowed.
-      ok(await t.request('PUT', `/api/users/${strong.id}`, { token: manager.token, body: { full_name: 'Still Strong', email: strong.email } }));
+      // Any other change to a stronger user is refused too; any change to a weaker one, or to oneself, is allowed.
+      assertError(await t.request('PUT', `/api/users/${strong.id}`, { token: manager.token, body: { full_name: 'Still Strong', email: strong.email } }), 403, 'E4031');
+      ok(await t.request('PUT', `/api/users/${manager.id}`, { token: manager.token, body: { full_name: 'Manager Self' } }));
       ok(await setPassword(weak.id));
       ok(await setEmail(weak.id));
       ok(await disable(weak.id));

@@ -126,3 +126,25 @@ export async function findMembership(db: Database, orgId: string, userId: string
   if (!rows.length) return undefined;
   return { permissions: [...new Set(rows.flatMap((r) => (r.permission ? [r.permission] : [])))] };
 }
+
+/** The roles a user holds in every organization they belong to, each with its permissions. */
+export async function findOrganizationRolesOf(db: Database, userId: string): Promise<{ name: string; org_id: string; permissions: string[] }[]> {
+  const { knex, t } = db;
+  const rows = (await knex(t.orgMemberRoles)
+    .join(t.roles, `${t.roles}.id`, `${t.orgMemberRoles}.role_id`)
+    .leftJoin(t.rolePermissions, `${t.rolePermissions}.role_id`, `${t.roles}.id`)
+    .where(`${t.orgMemberRoles}.user_id`, userId)
+    .select(`${t.roles}.id as id`, `${t.roles}.name as name`, `${t.orgMemberRoles}.org_id as org_id`, `${t.rolePermissions}.permission as permission`)) as {
+    id: string;
+    name: string;
+    org_id: string;
+    permission: string | null;
+  }[];
+  const roles = new Map<string, { name: string; org_id: string; permissions: string[] }>();
+  for (const r of rows) {
+    const role = roles.get(r.id) ?? roles.set(r.id, { name: r.name, org_id: r.org_id, permissions: [] }).get(r.id)!;
+    // Engines without NULLs in outer joins (ClickHouse) answer an empty string for a role with no permission.
+    if (r.permission) role.permissions.push(r.permission);
+  }
+  return [...roles.values()];
+}

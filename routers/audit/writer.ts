@@ -5,7 +5,7 @@ import type { RequestInfo } from '../shared/context.ts';
 
 export type AuditAction =
   | 'create' | 'update' | 'delete' | 'login' | 'login_failed' | 'logout' | 'export' | 'cancel' | 'retry'
-  | 'toggle' | 'trigger' | 'password_change' | 'password_reset' | 'unlock' | 'oauth_login' | 'oauth_login_failed';
+  | 'toggle' | 'trigger' | 'password_change' | 'password_reset' | 'unlock';
 export type AuditResource = 'user' | 'role' | 'setting' | 'smtp' | 'task' | 'schedule' | 'session' | 'organization';
 
 export interface AuditEntry {
@@ -18,7 +18,7 @@ export interface AuditEntry {
   details?: Record<string, unknown>;
 }
 
-const LOGIN_ACTIONS: ReadonlySet<AuditAction> = new Set(['login', 'login_failed', 'oauth_login', 'oauth_login_failed']);
+const LOGIN_ACTIONS: ReadonlySet<AuditAction> = new Set(['login', 'login_failed']);
 
 const SECRET_KEY = /pass(word)?|secret|token|mfa_code|encrypt_key|authorization/i;
 

@@ -5,7 +5,7 @@ import { consumeUserToken, countTokenAttempt, findUserToken } from '../../db/rep
 import { findUserById, findUserByLogin, recordLoginFailure, recordLoginSuccess, unlockUser, type UserWithRoles } from '../../db/repositories/users.ts';
 import { InvalidUserError, UnauthorizedError } from '../../lib/errors.ts';
 import { andThen, type MaybePromise } from '../../lib/maybe-async.ts';
-import type { AuditAction, AuditWriter } from '../audit/writer.ts';
+import type { AuditWriter } from '../audit/writer.ts';
 import type { Mailer } from '../mail/mailer.ts';
 import type { SettingsService } from '../settings/service.ts';
 import type { Caller, RequestInfo } from '../shared/context.ts';
@@ -25,14 +25,15 @@ export interface LoginResult {
   user: UserJson;
 }
 
-/** How a login was made: the audit actions of its outcome, and what their records add (an OAuth provider's name). */
+/**
+ * How a login was made, as its audit records tell it: a password login adds nothing, an OAuth login the
+ * provider's name. Both are audited as `login` / `login_failed`, so one filter finds every login.
+ */
 export interface LoginMethod {
-  success: AuditAction;
-  failure: AuditAction;
-  details?: Record<string, unknown>;
+  provider?: string;
 }
 
-const PASSWORD: LoginMethod = { success: 'login', failure: 'login_failed' };
+const PASSWORD: LoginMethod = {};
 
 /** The first step of a login with MFA by email: the code went out, the token names this login attempt. */
 export interface MfaChallenge {
@@ -87,7 +88,7 @@ export class AuthService {
 
   /** Audits a refused login. */
   async fail(req: RequestInfo, reason: string, actor: { id: string | null; username: string }, method = PASSWORD): Promise<void> {
-    await this.audit.write({ action: method.failure, resource_type: 'session', status: 'failure', actor, req, details: { ...method.details, reason } });
+    await this.audit.write({ action: 'login_failed', resource_type: 'session', status: 'failure', actor, req, details: { ...method, reason } });
   }
 
   /** The user id of a correctly signed, unexpired bearer token (rate limits key on it); nothing else is checked. */
@@ -175,7 +176,7 @@ export class AuthService {
     const { token, expiresAt } = await this.tokens.sign({ sub: user.id, username: user.username, sid: sessionId });
     const now = new Date().toISOString();
     await insertSession(this.db, { id: sessionId, user_id: user.id, ip: req.ip, user_agent: req.userAgent.slice(0, 512), created_at: now, last_seen_at: now, expires_at: expiresAt.toISOString() });
-    await this.audit.write({ action: method.success, resource_type: 'session', resource_id: sessionId, actor, req, details: method.details });
+    await this.audit.write({ action: 'login', resource_type: 'session', resource_id: sessionId, actor, req, details: { ...method } });
     user.last_login_at = now;
     user.status = 'active';
     return { token, expires_at: expiresAt.toISOString(), user: toUserJson(describe(user).user) };

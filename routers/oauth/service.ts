@@ -67,7 +67,7 @@ export class OAuthService {
   /** Finishes a login with what the provider sent back; answers as a password login does. */
   async callback(name: string, params: CallbackParams, req: RequestInfo): Promise<LoginResult> {
     const p = this.provider(name);
-    const method: LoginMethod = { success: 'oauth_login', failure: 'oauth_login_failed', details: { provider: p.name } };
+    const method: LoginMethod = { provider: p.name };
     let user: UserWithRoles;
     try {
       user = await this.identify(p, params, req);

@@ -52,7 +52,8 @@ export class OrgScopes {
     if (!standing.member) throw new ForbiddenError('org.not_member');
     if (standing.disabled) throw new ForbiddenError('org.disabled');
     if (!standing.permissions.length) return { caller, orgId };
-    return { caller: { ...caller, permissions: new Set([...caller.permissions, ...standing.permissions]) }, orgId };
+    const permissions = new Set([...caller.permissions, ...standing.permissions]);
+    return { caller: { ...caller, permissions, org: { id: orgId, globalPermissions: caller.permissions } }, orgId };
   }
 
   /** After a change on this node: forget at once here, and tell the other nodes. */

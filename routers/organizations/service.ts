@@ -12,7 +12,7 @@ import { andThen } from '../../lib/maybe-async.ts';
 import type { AuditWriter } from '../audit/writer.ts';
 import { ROLES_CHANNEL, type IdentityStore } from '../auth/identity.ts';
 import { assignableRoles } from '../roles/assign.ts';
-import { assertMayGrant, grantedRoles } from '../roles/guards.ts';
+import { assertMayChange, assertMayGrant, grantedRoles, userTarget } from '../roles/guards.ts';
 import type { Actor, Caller } from '../shared/context.ts';
 import { cachedPage, type FeedCache, type PageQuery } from '../shared/feed-cache.ts';
 import { page } from '../shared/schemas.ts';
@@ -95,14 +95,13 @@ export class OrganizationService {
   }
 
   /**
-   * Makes a user a member holding exactly `roleIds` (roles of this organization). As with global roles, the
-   * caller must be able to grant each role added and each role taken away.
+   * Makes a user a member holding exactly `roleIds` (roles of this organization). As with global roles, it is a
+   * change to that user (guards.ts), and the caller must be able to grant each role added and each role taken away.
    */
   async setMember(id: string, userId: string, roleIds: string[], actor: Actor): Promise<OrganizationDetailJson> {
     const { caller, req } = actor;
     const before = await this.get(id, req.orgId);
-    const user = await findUserById(this.db, userId);
-    if (!user) throw fieldError('user_id', 'org.no_such_user');
+    const user = await this.changeableUser(userId, caller);
     const was = before.members.find((m) => m.user_id === userId);
     const held = was?.roles.map((r) => r.id) ?? [];
     const assigned = await assignableRoles(this.db, roleIds, held, caller, id);
@@ -118,6 +117,7 @@ export class OrganizationService {
   async removeMember(id: string, userId: string, actor: Actor): Promise<void> {
     const was = (await this.get(id, actor.req.orgId)).members.find((m) => m.user_id === userId);
     if (!was) throw new NotFoundError('org.member_not_found');
+    await this.changeableUser(userId, actor.caller);
     await this.assertMayRevoke(was.roles.map((r) => r.id), [], actor.caller);
     await removeMember(this.db, id, userId);
     await this.scopes.changed();
@@ -135,6 +135,14 @@ export class OrganizationService {
       req,
       details: { member: { user_id: member.user_id, username: member.username }, before: roles(before), after: roles(after) },
     });
+  }
+
+  /** The user whose membership changes: 403 unless the caller holds everything that user holds (guards.ts). */
+  private async changeableUser(userId: string, caller: Caller) {
+    const user = await findUserById(this.db, userId);
+    if (!user) throw fieldError('user_id', 'org.no_such_user');
+    assertMayChange(caller, await userTarget(this.db, user));
+    return user;
   }
 
   /** Taking a role away needs the right to grant it, as for global roles (so members cannot demote stronger ones). */

@@ -10,7 +10,7 @@ import type { PermissionCatalogue } from '../permissions/catalogue.ts';
 import type { Actor } from '../shared/context.ts';
 import { cachedPage, type FeedCache, type PageQuery } from '../shared/feed-cache.ts';
 import { page } from '../shared/schemas.ts';
-import { assertMayGrant } from './guards.ts';
+import { assertMayChange, assertMayGrant } from './guards.ts';
 import { toRoleJson, type RoleJson } from './schemas.ts';
 
 
@@ -60,8 +60,9 @@ export class RoleService {
 
   async update(id: string, input: { name?: string; description?: string; permissions?: string[] }, { caller, req }: Actor): Promise<RoleJson> {
     const before = toRoleJson(await this.load(id, req.orgId));
+    assertMayChange(caller, { role: before });
     if (before.is_system && input.name !== undefined && input.name !== before.name) throw new BadRequestError('role.system_immutable');
-    if (isAdminRole(before) && input.permissions !== undefined) throw new BadRequestError('role.system_immutable');
+    if (isAdminRole(before) && input.permissions !== undefined) throw new BadRequestError('role.admin_permissions_fixed');
     const renaming = input.name !== undefined && input.name !== before.name;
     const permissions = input.permissions ? this.checkPermissions(input.permissions, before.org_id) : undefined;
     if (permissions) assertMayGrant(caller, [{ name: before.name, org_id: before.org_id, permissions: permissions.filter((p) => !before.permissions.includes(p)) }]);
@@ -82,6 +83,7 @@ export class RoleService {
 
   async remove(id: string, { caller, req }: Actor): Promise<void> {
     const role = toRoleJson(await this.load(id, req.orgId));
+    assertMayChange(caller, { role });
     if (role.is_system) throw new BadRequestError('role.system_immutable');
     if (await roleInUse(this.db, id)) throw new BadRequestError('role.in_use');
     await deleteRole(this.db, id);

@@ -20,7 +20,13 @@ export interface Caller {
   username: string;
   sessionId: string;
   isAdmin: boolean;
+  /** Every permission the request's checks grant: global ones, plus those of the organization it acts in. */
   permissions: ReadonlySet<string>;
+  /**
+   * Set when `X-Scope-OrgID` added permissions: the organization, and the caller's global permissions alone (what
+   * the caller holds in this one organization must not count as held everywhere, see routers/roles/guards.ts).
+   */
+  org?: { id: string; globalPermissions: ReadonlySet<string> };
 }
 
 export interface Context {

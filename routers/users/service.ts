@@ -14,7 +14,7 @@ import { ADMIN_ROLE, isAdminRole, SESSIONS_CHANNEL, USERS_CHANNEL, type Identity
 import type { PasswordHasher } from '../auth/password-hash.ts';
 import type { Mailer } from '../mail/mailer.ts';
 import { assignableRoles } from '../roles/assign.ts';
-import { assertMayGrant, assertMayTakeOver, grantedRoles } from '../roles/guards.ts';
+import { assertMayChange, userTarget } from '../roles/guards.ts';
 import type { SettingsService } from '../settings/service.ts';
 import type { Actor, Caller, RequestInfo } from '../shared/context.ts';
 import { cachedPage, type FeedCache, type PageQuery } from '../shared/feed-cache.ts';
@@ -137,13 +137,9 @@ export class UserService {
   }
 
   async update(id: string, input: UpdateUser, { caller, req }: Actor): Promise<UserJson> {
-    const before = await this.load(id);
-    // Changing who can sign in as this user, or whether they can, takes every right they hold; taking a role
-    // away takes the right to grant it (so only administrators demote administrators).
-    const emailChange = input.email !== undefined && input.email !== before.email;
-    const statusChange = input.status !== undefined && input.status !== effectiveStatus(before);
-    if (emailChange || statusChange) assertMayTakeOver(caller, { id, roles: grantedRoles(before.roles) });
-    if (input.role_ids) assertMayGrant(caller, grantedRoles(before.roles.filter((r) => !input.role_ids!.includes(r.id))));
+    // Any field of another user, their roles included, takes every right they hold (so taking a role away takes
+    // the right to grant it); roles added are weighed as grants.
+    const before = await this.loadChangeable(id, caller);
     const currentRoleIds = before.roles.map((r) => r.id);
     const roleIds = input.role_ids ? await assignableRoles(this.db, input.role_ids, currentRoleIds, caller, null) : undefined;
     const disabling = input.status === 'disabled' && effectiveStatus(before) !== 'disabled';
@@ -172,9 +168,8 @@ export class UserService {
   }
 
   async remove(id: string, { caller, req }: Actor): Promise<void> {
-    const user = await this.load(id);
     if (id === caller.id) throw new BadRequestError('user.self_delete');
-    assertMayTakeOver(caller, { id, roles: grantedRoles(user.roles) });
+    const user = await this.loadChangeable(id, caller);
     if (!(await softDeleteUser(this.db, id, isActiveAdmin(user) ? ADMIN_ROLE : undefined))) throw new BadRequestError('user.last_admin');
     await this.identities.changed(USERS_CHANNEL);
     await revokeUserSessions(this.db, id);
@@ -184,7 +179,7 @@ export class UserService {
 
   /** Sets a password (own change or an administrator's reset) and ends every session of that user. */
   async setPassword(id: string, password: string, action: 'password_change' | 'password_reset', { caller, req }: Actor, field = 'password'): Promise<void> {
-    assertMayTakeOver(caller, { id, roles: grantedRoles((await this.load(id)).roles) });
+    await this.loadChangeable(id, caller);
     this.checkPasswordLength(password, field);
     await setPasswordHash(this.db, id, await this.hasher.hash(password));
     await revokeUserSessions(this.db, id);
@@ -200,8 +195,9 @@ export class UserService {
     await this.setPassword(user.id, newPassword, 'password_change', actor, 'new_password');
   }
 
+  /** Ends a lock: a status change like any other, and it undoes the brute-force protection of that account. */
   async unlock(id: string, { caller, req }: Actor): Promise<UserJson> {
-    await this.load(id);
+    await this.loadChangeable(id, caller);
     await unlockUser(this.db, id);
     await this.identities.changed(USERS_CHANNEL);
     await this.audit.write({ action: 'unlock', resource_type: 'user', resource_id: id, actor: caller, req });
@@ -211,6 +207,13 @@ export class UserService {
   private async load(id: string): Promise<UserWithRoles> {
     const user = await findUserById(this.db, id);
     if (!user) throw new NotFoundError('user.not_found');
+    return user;
+  }
+
+  /** A user the caller is about to change: 403 unless the caller holds everything that user holds (guards.ts). */
+  private async loadChangeable(id: string, caller: Caller): Promise<UserWithRoles> {
+    const user = await this.load(id);
+    assertMayChange(caller, await userTarget(this.db, user));
     return user;
   }
 
