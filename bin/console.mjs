@@ -1,6 +1,11 @@
 #!/usr/bin/env node
-// The `console` command: runs the TypeScript CLI through tsx, so no build step is needed.
-import { register } from 'tsx/esm/api';
+// The `console` command: the compiled CLI. A package ships dist/; a checkout makes it with `npm run build`
+// (`npm run cli -- <command>` runs the source instead).
+import { existsSync } from 'node:fs';
 
-register();
-await import('../server/cli.ts');
+const cli = new URL('../dist/server/cli.js', import.meta.url);
+if (!existsSync(cli)) {
+  console.error('console: no build found (dist/server/cli.js); run `npm run build` first');
+  process.exit(1);
+}
+await import(cli.href);

@@ -1,10 +1,10 @@
 // A typed client for Console, as a frontend would build it: the router's type is imported (types only, no
 // server code reaches the bundle), so every call, input and output is checked by the compiler.
 //
-//   npm install @trpc/client            (and console-admin as a dev dependency, for its types)
+//   npm install @trpc/client && npm install --save-dev console-admin   (types only: see the README)
 //   node --import tsx examples/typed-client.ts http://localhost:8080 admin 'the-password'
 import { createTRPCClient, httpBatchLink, TRPCClientError } from '@trpc/client';
-import type { AppRouter } from 'console-admin';
+import type { AppRouter } from 'console-admin/client';
 
 /** `getToken` is read on every request, so logging in (or out) needs no new client. */
 export function createConsoleClient(baseUrl: string, getToken: () => string | undefined) {
@@ -32,7 +32,7 @@ export async function loginAndListUsers(baseUrl: string, username: string, passw
   if ('mfa_required' in session) throw new Error('this example does not handle MFA logins');
   token = session.token;
   // Batched: both queries travel in one HTTP request.
-  const [me, users] = await Promise.all([api.auth.me.query({}), api.users.list.query({ current: 1, page_size: 20 })]);
+  const [me, users] = await Promise.all([api.auth.me.query(), api.users.list.query({ current: 1, page_size: 20 })]);
   return { me, users: users.data, total: users.total, token };
 }
 

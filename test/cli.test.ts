@@ -4,9 +4,8 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
+import { SOURCE_CLI } from './support/source-cli.ts';
 
-const CLI = fileURLToPath(new URL('../bin/console.mjs', import.meta.url));
 // Only what the child needs: the runner's own DATABASE_*/SERVER_* variables must not steer it.
 const ENV = { PATH: process.env.PATH, SECURITY_SCRYPT_COST: '1024', RATE_LIMIT_ENABLED: 'false', SERVER_HOST: '127.0.0.1' };
 
@@ -20,7 +19,7 @@ interface Server {
 
 /** Starts `console serve` on a free port and waits for its "console listening" log line. */
 async function serve(cwd: string): Promise<Server> {
-  const child = spawn(process.execPath, [CLI, 'serve', '--server.port', '0'], { cwd, env: ENV, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...SOURCE_CLI, 'serve', '--server.port', '0'], { cwd, env: ENV, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
   child.stderr!.on('data', (d: Buffer) => (err += d));
@@ -66,7 +65,7 @@ async function me(port: number, token: string): Promise<number> {
 }
 
 function cli(cwd: string, ...args: string[]) {
-  return spawnSync(process.execPath, [CLI, ...args], { cwd, env: ENV, encoding: 'utf8', timeout: 60_000 });
+  return spawnSync(process.execPath, [...SOURCE_CLI, ...args], { cwd, env: ENV, encoding: 'utf8', timeout: 60_000 });
 }
 
 describe('cli', () => {

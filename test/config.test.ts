@@ -4,10 +4,9 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import { ConfigError, loadConfig } from '../server/config/load.ts';
+import { SOURCE_CLI } from './support/source-cli.ts';
 
-const CLI = fileURLToPath(new URL('../bin/console.mjs', import.meta.url));
 const dirs: string[] = [];
 after(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
 
@@ -305,7 +304,7 @@ describe('config: mistakes are one line naming the key', () => {
 
   test('the CLI prints exactly one line naming the key and exits 1', () => {
     const cwd = tempDir();
-    const run = spawnSync(process.execPath, [CLI, 'serve', '--server.port', 'abc'], { cwd, env: { PATH: process.env.PATH }, encoding: 'utf8', timeout: 30_000 });
+    const run = spawnSync(process.execPath, [...SOURCE_CLI, 'serve', '--server.port', 'abc'], { cwd, env: { PATH: process.env.PATH }, encoding: 'utf8', timeout: 30_000 });
     assert.equal(run.status, 1, run.stderr);
     const lines = run.stderr.split('\n').filter((l) => l.trim() !== '');
     assert.equal(lines.length, 1, run.stderr);

@@ -72,6 +72,19 @@ for (const lane of lanes()) {
       await within(2000, 'permission change on B', async () => (await b.request('GET', '/api/users', { token: u.token })).body.code === 'E4031');
     });
 
+    test('GET /auth/me on B shows a role and profile change made on A within 2 s (it is answered from the identity cache)', async () => {
+      const u = await a.userWith(['user:list']);
+      const before = (await b.request('GET', '/api/auth/me', { token: u.token })).body.data;
+      assert.deepEqual(before.permissions, ['user:list']);
+      const role = before.roles[0].id as string;
+      assert.equal((await a.request('PUT', `/api/roles/${role}`, { token: adminA, body: { permissions: ['user:list', 'user:view'] } })).status, 200);
+      assert.equal((await a.request('PUT', `/api/users/${u.id}`, { token: adminA, body: { full_name: 'Renamed On A' } })).status, 200);
+      await within(2000, 'me on B', async () => {
+        const me = (await b.request('GET', '/api/auth/me', { token: u.token })).body.data;
+        return me.full_name === 'Renamed On A' && me.permissions.join() === 'user:list,user:view' && me.roles[0].permissions.join() === 'user:list,user:view';
+      });
+    });
+
     test('logout on A rejects the token on B within 2 s', async () => {
       const token = await a.login();
       assert.equal((await b.request('GET', '/api/auth/me', { token })).status, 200, 'B has the session cached');

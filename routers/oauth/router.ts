@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { loginResult } from '../auth/router.ts';
 import { publicProcedure, router } from '../shared/trpc.ts';
 import { callbackParams, providerName, providerSchema } from './schemas.ts';
+import { noInput } from '../shared/schemas.ts';
 
 const tags = ['Authentication'];
 
@@ -10,7 +11,7 @@ const tags = ['Authentication'];
 export const oauthRouter = router({
   providers: publicProcedure
     .meta({ openapi: { method: 'GET', path: '/auth/oauth/providers', tags, summary: 'The OAuth providers a login page can offer (none while oauth.enabled is false)' } })
-    .input(z.object({}))
+    .input(noInput)
     .output(z.array(providerSchema))
     .query(({ ctx }) => ctx.services.oauth.list()),
 

@@ -1,11 +1,12 @@
 import { z } from 'zod';
 import { requirePermission, router } from '../shared/trpc.ts';
 import { permissionSchema } from './catalogue.ts';
+import { noInput } from '../shared/schemas.ts';
 
 export const permissionsRouter = router({
   list: requirePermission('permission:list')
     .meta({ openapi: { method: 'GET', path: '/permissions', tags: ['Permissions'], summary: 'The permission catalogue' } })
-    .input(z.object({}))
+    .input(noInput)
     .output(z.array(permissionSchema))
     .query(({ ctx }) => ctx.services.permissions.list()),
 });

@@ -2,13 +2,14 @@ import { z } from 'zod';
 import { taskSchema } from '../tasks/schemas.ts';
 import { requirePermission, router } from '../shared/trpc.ts';
 import { scheduleIdInput, scheduleSchema, toggleInput } from './schemas.ts';
+import { noInput } from '../shared/schemas.ts';
 
 const tags = ['Task schedules'];
 
 export const schedulesRouter = router({
   list: requirePermission('task:schedule:list')
     .meta({ openapi: { method: 'GET', path: '/task-schedules', tags, summary: 'Cron schedules defined in code, with their state' } })
-    .input(z.object({}))
+    .input(noInput)
     .output(z.array(scheduleSchema))
     .query(({ ctx }) => ctx.services.schedules.list()),
 

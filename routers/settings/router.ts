@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { requirePermission, router } from '../shared/trpc.ts';
+import { noInput } from '../shared/schemas.ts';
 
 const tags = ['System settings'];
 const settingsMap = z.record(z.string(), z.string()).meta({ id: 'SettingsMap' });
@@ -7,7 +8,7 @@ const settingsMap = z.record(z.string(), z.string()).meta({ id: 'SettingsMap' })
 export const settingsRouter = router({
   get: requirePermission('system:settings:view')
     .meta({ openapi: { method: 'GET', path: '/system/settings', tags, summary: 'Every non-secret setting, values as strings' } })
-    .input(z.object({}))
+    .input(noInput)
     .output(settingsMap)
     .query(({ ctx }) => ctx.services.settings.publicMap()),
 

@@ -25,3 +25,6 @@ export function page<T>(data: T[], total: number, p: Pagination) {
 export const offsetOf = (p: Pagination) => (p.current - 1) * p.page_size;
 
 export const messageOutput = z.object({ message: z.string() });
+
+/** The input of a procedure without parameters: a tRPC client calls it with none (`auth.me.query()`). */
+export const noInput = z.object({}).optional();

@@ -1,14 +1,27 @@
 import { trace } from '@opentelemetry/api';
 import { initTRPC } from '@trpc/server';
 import { TRPC_ERROR_CODES_BY_KEY } from '@trpc/server/rpc';
-import type { OpenApiMeta } from 'trpc-to-openapi';
 import { ForbiddenError } from '../../lib/errors.ts';
 import { andThen, type MaybePromise } from '../../lib/maybe-async.ts';
 import type { Caller, Context, RequestInfo } from './context.ts';
 import { toErrorBody } from './error-body.ts';
 import { rejectNul } from './no-nul.ts';
 
-export interface Meta extends OpenApiMeta {
+/**
+ * The part of trpc-to-openapi's `OpenApiMeta` the routers use, declared here: the package's declarations then do
+ * not import trpc-to-openapi, whose adapters' types need express, koa and next in an embedding application.
+ * server/http/openapi.ts hands these routes to trpc-to-openapi, which checks the shape again.
+ */
+interface OpenApiRoute {
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  path: `/${string}`;
+  tags?: string[];
+  summary?: string;
+  description?: string;
+}
+
+export interface Meta {
+  openapi?: OpenApiRoute;
   /** The permission a route requires; shown in the OpenAPI document as `x-permission`. */
   permission?: string;
   /** The REST answer is the list envelope (`data, total, current, page_size`) rather than `{data}`. */

@@ -1,6 +1,5 @@
-import { z } from 'zod';
 import { translate } from '../../lib/messages/index.ts';
-import { messageOutput } from '../shared/schemas.ts';
+import { messageOutput, noInput } from '../shared/schemas.ts';
 import { adminProcedure, router } from '../shared/trpc.ts';
 import { smtpSettingsSchema, testSmtpInput, updateSmtpInput } from './schemas.ts';
 
@@ -9,7 +8,7 @@ const tags = ['System settings'];
 export const smtpRouter = router({
   get: adminProcedure
     .meta({ openapi: { method: 'GET', path: '/system/settings/smtp', tags, summary: 'SMTP settings without the password (admin only)' } })
-    .input(z.object({}))
+    .input(noInput)
     .output(smtpSettingsSchema)
     .query(({ ctx }) => ctx.services.smtp.get()),
 

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { translate } from '../../lib/messages/index.ts';
-import { idParam, listOutput, messageOutput } from '../shared/schemas.ts';
+import { idParam, listOutput, messageOutput, noInput } from '../shared/schemas.ts';
 import { authedProcedure, requirePermission, router } from '../shared/trpc.ts';
 import { listTasksInput, logBackendSchema, taskLogSchema, taskLogsInput, taskSchema } from './schemas.ts';
 
@@ -48,13 +48,13 @@ export const tasksRouter = router({
 
   recent: authedProcedure
     .meta({ openapi: { method: 'GET', path: '/user-tasks', tags, summary: "The caller's recent user tasks (pending, running, or from the last 24 h; newest 10)" } })
-    .input(z.object({}))
+    .input(noInput)
     .output(z.array(taskSchema))
     .query(({ ctx }) => ctx.services.tasks.recent(ctx.caller, ctx.req.orgId)),
 
   logStorageBackends: requirePermission('system:settings:view')
     .meta({ openapi: { method: 'GET', path: '/system/task-settings/log-storage-backends', tags: ['System settings'], summary: 'Values task_log_storage_backend accepts' } })
-    .input(z.object({}))
+    .input(noInput)
     .output(z.array(logBackendSchema))
     .query(({ ctx }) => ctx.services.engine.logSinks.list()),
 });

@@ -10,7 +10,7 @@ import { deepFreeze } from '../../lib/deep-freeze.ts';
 import { BadRequestError, fieldError, NotFoundError } from '../../lib/errors.ts';
 import { andThen } from '../../lib/maybe-async.ts';
 import type { AuditWriter } from '../audit/writer.ts';
-import { ADMIN_ROLE, isAdminRole, SESSIONS_CHANNEL, USERS_CHANNEL, type IdentityStore } from '../auth/identity.ts';
+import { ADMIN_ROLE, isAdminRole, SESSIONS_CHANNEL, USERS_CHANNEL, type Identity, type IdentityStore } from '../auth/identity.ts';
 import type { PasswordHasher } from '../auth/password-hash.ts';
 import type { Mailer } from '../mail/mailer.ts';
 import { assignableRoles } from '../roles/assign.ts';
@@ -20,6 +20,8 @@ import type { Actor, Caller, RequestInfo } from '../shared/context.ts';
 import { cachedPage, type FeedCache, type PageQuery } from '../shared/feed-cache.ts';
 import { page } from '../shared/schemas.ts';
 import { effectiveStatus, lockEndsAt, toUserJson, type UserJson } from './schemas.ts';
+
+type MeJson = UserJson & { roles: { id: string; name: string; permissions: string[] }[]; permissions: string[] };
 
 export interface CreateUser {
   username: string;
@@ -46,6 +48,7 @@ type StoredPage = { rows: UserWithRoles[]; total: number };
 
 export class UserService {
   private readonly views = new WeakMap<StoredPage, { view: ReturnType<typeof page<UserJson>>; until: number }>();
+  private readonly ownViews = new WeakMap<Identity, { view: MeJson; catalogueSize: number | undefined }>();
 
   constructor(
     private readonly db: Database,
@@ -84,11 +87,25 @@ export class UserService {
     return toUserJson(await this.load(id));
   }
 
-  /** The caller's own record, with each role's permissions and the union of them. */
-  async me(caller: Caller) {
-    const user = await this.load(caller.id);
-    const roles = (user.roles ?? []).map((r) => ({ id: r.id, name: r.name, permissions: (r.permissions ?? []).map((p) => p.permission).sort() }));
-    return { ...toUserJson(user), roles, permissions: [...new Set(roles.flatMap((r) => r.permissions))].sort() };
+  /**
+   * The caller's own record, with each role's permissions and the union of them; an administrator holds every
+   * permission of the catalogue (`everyPermission`), including ones registered after their role was seeded.
+   * Every page load of a frontend asks for it: built from the identity the request was authenticated with and
+   * kept, frozen, as long as that identity is (it is dropped on any change to users or roles on any node).
+   */
+  me(caller: Caller, everyPermission: () => string[]) {
+    return andThen(this.identities.identity(caller.id), (identity) => {
+      if (!identity) throw new NotFoundError('user.not_found');
+      const codes = identity.isAdmin ? everyPermission() : undefined;
+      const kept = this.ownViews.get(identity);
+      if (kept && kept.catalogueSize === codes?.length) return kept.view;
+      const user = identity.user;
+      const roles = (user.roles ?? []).map((r) => ({ id: r.id, name: r.name, permissions: (r.permissions ?? []).map((p) => p.permission).sort() }));
+      const view = { ...toUserJson(user), roles, permissions: codes ? [...codes].sort() : [...new Set(roles.flatMap((r) => r.permissions))].sort() };
+      // A lock that ends by time alone changes the status shown: such a view is not kept.
+      if (lockEndsAt(user) <= Date.now()) this.ownViews.set(identity, { view: deepFreeze(view), catalogueSize: codes?.length });
+      return view;
+    });
   }
 
   async create(input: CreateUser, { caller, req }: Actor): Promise<UserJson> {
