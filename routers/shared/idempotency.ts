@@ -72,7 +72,12 @@ function canonical(value: unknown): string {
   return JSON.stringify(value) ?? 'null';
 }
 
-const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
+export const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
+
+/** What a repeat must match: the procedure, the organization it acts in and the input, whatever its key order. */
+export function requestHashOf(path: string, orgId: string | undefined, input: unknown): string {
+  return sha256(`${path}\n${orgId ?? ''}\n${canonical(input)}`);
+}
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 
@@ -101,7 +106,7 @@ async function runOnce<R>(call: KeyedCall, caller: Caller, req: RequestInfo, inf
   if (info.calls > 1) throw fieldError(IDEMPOTENCY_HEADER, 'idempotency.batch');
   const { db, logger } = call.ctx.services;
   const keyHash = sha256(info.key);
-  const requestHash = sha256(`${call.path}\n${req.orgId ?? ''}\n${canonical(await call.getRawInput())}`);
+  const requestHash = requestHashOf(call.path, req.orgId, await call.getRawInput());
   const claimId = randomUUID();
   const deadline = Date.now() + info.waitMs;
   for (;;) {
