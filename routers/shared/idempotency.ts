@@ -80,7 +80,6 @@ export function requestHashOf(path: string, orgId: string | undefined, input: un
 }
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-
 function replay<R>(stored: StoredKey, ctx: Context): R {
   const answer = JSON.parse(stored.response!) as StoredAnswer;
   if (!answer.ok) throw new ReplayedError(answer.status, answer.code, answer.err);
