@@ -21,6 +21,7 @@ export function tableNames(prefix: string) {
     orgMemberRoles: name('organization_member_roles'),
     oauthIdentities: name('oauth_identities'),
     oauthStates: name('oauth_states'),
+    idempotencyKeys: name('idempotency_keys'),
     migrations: name('migrations'),
   };
 }

@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { ChangeFeed } from '../db/change-feed.ts';
 import type { Database } from '../db/database.ts';
+import { deleteExpiredIdempotencyKeys } from '../db/repositories/idempotency-keys.ts';
 import { deleteExpiredOAuthStates } from '../db/repositories/oauth.ts';
 import { getOrCreateSecret } from '../db/repositories/secrets.ts';
 import { deleteExpiredUserTokens } from '../db/repositories/user-tokens.ts';
@@ -54,7 +55,7 @@ export async function assembleTasks({ config, db, feed, settings, registry, logg
     },
   });
   const scheduler = new Scheduler({ db, feed, engine, logger });
-  registerBuiltInSchedules({ db, engine, scheduler, settings, credentialCleaners: [deleteExpiredUserTokens, deleteExpiredOAuthStates] });
+  registerBuiltInSchedules({ db, engine, scheduler, settings, credentialCleaners: [deleteExpiredUserTokens, deleteExpiredOAuthStates, deleteExpiredIdempotencyKeys] });
   engine.register(USER_EXPORT_TYPE, userExportRunner(db), { maxRetries: 1 });
   const fileSecret = await getOrCreateSecret(db, 'file_signature_key', randomBytes(32).toString('base64url'));
   return {

@@ -5,6 +5,7 @@ import { userTokens } from './003_user_tokens.ts';
 import { organizations } from './004_organizations.ts';
 import { oauth } from './005_oauth.ts';
 import { taskVersions } from './006_task_versions.ts';
+import { idempotencyKeys } from './007_idempotency_keys.ts';
 
 /** Every migration in order. Add new ones at the end; never edit one that has shipped. */
-export const migrations: Migration[] = [identity, tasks, userTokens, organizations, oauth, taskVersions];
+export const migrations: Migration[] = [identity, tasks, userTokens, organizations, oauth, taskVersions, idempotencyKeys];

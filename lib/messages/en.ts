@@ -138,6 +138,11 @@ export const en = {
   'oauth.email_unverified': 'an account with this email already exists, and the provider does not say the email is verified; log in with your password',
   'oauth.no_account': 'no account is linked to this {provider} login; ask an administrator to create one',
   'oauth.account_gone': 'the account linked to this {provider} login has been deleted',
+  'idempotency.format': 'must be 1 to 255 letters, digits or - _ . : ~ + / = characters',
+  'idempotency.other_request': 'was used for a different request within the last 24 hours',
+  'idempotency.in_progress': 'a request with this key is still running; try again later',
+  'idempotency.batch': 'covers one call: send a batch of several calls without it',
+  'idempotency.replayed': 'the answer stored for an Idempotency-Key ({code})',
 } as const;
 
 export type MessageKey = keyof typeof en;

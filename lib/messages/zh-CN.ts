@@ -140,4 +140,9 @@ export const zhCN: Catalogue = {
   'oauth.email_unverified': '已存在使用该电子邮件的账号，且提供方未确认该邮箱已验证；请使用密码登录',
   'oauth.no_account': '没有与此 {provider} 登录关联的账号，请联系管理员创建',
   'oauth.account_gone': '与此 {provider} 登录关联的账号已被删除',
+  'idempotency.format': '必须是 1 到 255 个字母、数字或 - _ . : ~ + / = 字符',
+  'idempotency.other_request': '在最近 24 小时内已用于另一个请求',
+  'idempotency.in_progress': '使用此键的请求仍在执行；请稍后重试',
+  'idempotency.batch': '只能用于一个调用：包含多个调用的批量请求请不要携带它',
+  'idempotency.replayed': '为 Idempotency-Key 保存的应答（{code}）',
 };

@@ -12,6 +12,20 @@ export interface RequestInfo {
   orgId?: string;
   /** The request's trace id (W3C traceparent or generated), for error answers. */
   traceId?: string;
+  /** The `Idempotency-Key` of a POST; what it does is decided in routers/shared/idempotency.ts. */
+  idempotency?: IdempotencyRequest;
+}
+
+/** An `Idempotency-Key` header and what the edge lets the key's check do. */
+export interface IdempotencyRequest {
+  /** The header as sent: checked only by procedures it applies to (others ignore it). */
+  key: string;
+  /** The calls of the HTTP request: a /trpc batch of several cannot share one key. */
+  calls: number;
+  /** How long a repeat waits for the request first sent with its key to finish. */
+  waitMs: number;
+  /** Marks the answer as a replay of the stored one (`Idempotent-Replayed: true`). */
+  replayed(): void;
 }
 
 /** The authenticated caller, resolved by the `authed` middleware. */

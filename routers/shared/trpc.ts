@@ -5,6 +5,7 @@ import { ForbiddenError } from '../../lib/errors.ts';
 import { andThen, type MaybePromise } from '../../lib/maybe-async.ts';
 import type { Caller, Context, RequestInfo } from './context.ts';
 import { toErrorBody } from './error-body.ts';
+import { onceByKey, type KeyedCall } from './idempotency.ts';
 import { rejectNul } from './no-nul.ts';
 
 /**
@@ -82,20 +83,20 @@ function authenticate(ctx: Context): MaybePromise<{ caller: Caller; req: Request
 }
 
 /**
- * Goes on with the authenticated caller once `check` (if any) has not thrown. Not async: the REST adapter
- * runs a cached request through the whole chain without a promise. tRPC types a middleware's answer as a
- * promise; its own caller awaits whatever comes back, so a value is as good. `next` merges the ctx it is
- * given into the current one.
+ * Goes on with the authenticated caller once `check` (if any) has not thrown, once per `Idempotency-Key`
+ * where one applies (idempotency.ts). Not async: the REST adapter runs a cached request through the whole
+ * chain without a promise. tRPC types a middleware's answer as a promise; its own caller awaits whatever
+ * comes back, so a value is as good. `next` merges the ctx it is given into the current one.
  */
-function withCaller<R>(ctx: Context, check: ((caller: Caller) => void) | undefined, proceed: (auth: { caller: Caller; req: RequestInfo }) => R): R {
-  return andThen(authenticate(ctx), (auth) => {
+function withCaller<R>(call: KeyedCall, check: ((caller: Caller) => void) | undefined, proceed: (auth: { caller: Caller; req: RequestInfo }) => R): R {
+  return andThen(authenticate(call.ctx), (auth) => {
     check?.(auth.caller);
-    return proceed(auth);
+    return onceByKey(call, auth, () => proceed(auth));
   }) as R;
 }
 
 /** Any logged-in user (status and session checked). */
-export const authedProcedure = procedure.use(({ ctx, next }) => withCaller(ctx, undefined, ({ caller, req }) => next({ ctx: { caller, req } })));
+export const authedProcedure = procedure.use((opts) => withCaller(opts, undefined, ({ caller, req }) => opts.next({ ctx: { caller, req } })));
 
 // Authentication and the permission check are one middleware: every middleware level copies the call
 // options in tRPC, which is measurable on hot list routes.
@@ -103,7 +104,7 @@ function guarded(allowed: (caller: Caller) => boolean, denied: () => Error, perm
   const check = (caller: Caller) => {
     if (!allowed(caller)) throw denied();
   };
-  return procedure.meta({ permission }).use(({ ctx, next }) => withCaller(ctx, check, ({ caller, req }) => next({ ctx: { caller, req } })));
+  return procedure.meta({ permission }).use((opts) => withCaller(opts, check, ({ caller, req }) => opts.next({ ctx: { caller, req } })));
 }
 
 /** Logged in and holding `code`; administrators hold every permission. */

@@ -2,7 +2,7 @@ import cors from '@fastify/cors';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { fastifyTRPCPlugin } from '@trpc/server/adapters/fastify';
-import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { NotFoundError, UnavailableError } from '../../lib/errors.ts';
 import { appRouter } from '../../routers/app-router.ts';
@@ -14,6 +14,7 @@ import type { Tracing } from '../tracing/index.ts';
 import { closeConnectionsWhenDraining } from './draining.ts';
 import { sendError } from './envelope.ts';
 import { registerFileRoutes } from './files.ts';
+import { idempotencyOf } from './idempotency-header.ts';
 import { registerMetrics, type Metrics } from './metrics.ts';
 import { registerOAuthRoutes } from './oauth-routes.ts';
 import { loadOpenApiDocument } from './openapi-document.ts';
@@ -44,7 +45,11 @@ export async function buildHttpApp({ config, services, logger, metrics, tracing,
     // A malformed URL (bad percent-escape) fails before routing; it gets the envelope like every other error.
     frameworkErrors: (error, request, reply) => sendError(error, request, reply, logger, s.max_upload_size),
   });
-  const createContext = (request: FastifyRequest): Context => ({ services, req: requestInfo(request) });
+  const createContext = (request: FastifyRequest, reply: FastifyReply, calls = 1): Context => {
+    const req = requestInfo(request);
+    req.idempotency = idempotencyOf(request, reply, calls, s.write_timeout);
+    return { services, req };
+  };
   // At the root, so that fastify's own failures outside /api (a body over the limit on /trpc, an unknown
   // path) are envelopes too, never fastify's default body with its internal error codes.
   app.setErrorHandler((error, request, reply) => sendError(error, request, reply, logger, s.max_upload_size));
@@ -63,7 +68,8 @@ export async function buildHttpApp({ config, services, logger, metrics, tracing,
   }
   await app.register(cors, {
     origin: s.cors_origins.includes('*') ? '*' : s.cors_origins,
-    allowedHeaders: ['Authorization', 'Content-Type', 'Accept-Language', 'X-Scope-OrgID'],
+    allowedHeaders: ['Authorization', 'Content-Type', 'Accept-Language', 'X-Scope-OrgID', 'Idempotency-Key'],
+    exposedHeaders: ['Idempotent-Replayed'],
     methods: ['GET', 'POST', 'PUT', 'DELETE', 'OPTIONS'],
     credentials: false,
   });
@@ -101,7 +107,7 @@ export async function buildHttpApp({ config, services, logger, metrics, tracing,
     prefix: '/trpc',
     trpcOptions: {
       router: appRouter,
-      createContext: ({ req }: { req: FastifyRequest }) => createContext(req),
+      createContext: ({ req, res, info }: { req: FastifyRequest; res: FastifyReply; info: { calls: unknown[] } }) => createContext(req, res, info.calls.length),
       onError: ({ error }: { error: { code: string; cause?: unknown } }) => {
         if (error.code === 'INTERNAL_SERVER_ERROR') logger.error({ err: error.cause ?? error }, 'trpc request failed');
       },

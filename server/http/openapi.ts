@@ -1,6 +1,7 @@
 import type { AnyTRPCRouter } from '@trpc/server';
 import { generateOpenApiDocument } from 'trpc-to-openapi';
 import { appRouter } from '../../routers/app-router.ts';
+import { acceptsIdempotencyKey, IDEMPOTENCY_HEADER, REPLAYED_HEADER } from '../../routers/shared/idempotency.ts';
 import { fileRouteDocs } from './files.ts';
 import { oauthRouteDocs } from './oauth-routes.ts';
 import { restRoutes } from './rest-adapter.ts';
@@ -24,6 +25,20 @@ const ORG_HEADER_PARAMETER = {
   required: false,
   description: "The organization the request acts in: permissions add the caller's roles there; tasks and audit records made carry it, and task and audit lists show only its own",
   schema: { type: 'string', format: 'uuid' },
+};
+
+/** Every authenticated POST outside `/auth/*` (README, "Idempotency-Key"). */
+const IDEMPOTENCY_KEY_PARAMETER = {
+  name: IDEMPOTENCY_HEADER,
+  in: 'header',
+  required: false,
+  description:
+    'Runs the request once: for 24 hours a repeat by the same user with the same key and body answers the first answer (2xx, or a 4xx other than 401/403/429) without running again, with `Idempotent-Replayed: true`; the key with another body → 400 E4001; a repeat while the first still runs waits for it up to half of `server.write_timeout`, then 400 E4001',
+  schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[A-Za-z0-9\\-_.:~+/=]+$' },
+};
+
+const REPLAYED_RESPONSE_HEADER = {
+  [REPLAYED_HEADER]: { description: 'Present (`true`) when the answer is the one stored for the Idempotency-Key', schema: { type: 'string', enum: ['true'] } },
 };
 
 const ERROR_RESPONSES: Record<string, string> = {
@@ -62,7 +77,8 @@ export function buildOpenApiDocument(router: AnyTRPCRouter, opts: { version: str
       ? { ...inner, required: ['code', ...((inner.required as string[]) ?? [])], properties: { code: { type: 'string', const: '0' }, ...(inner.properties as Json) } }
       : { type: 'object', required: ['code', 'data'], properties: { code: { type: 'string', const: '0' }, data: inner } };
     const status = String(route.meta.successStatus ?? 200);
-    const responses: Json = { [status]: { description: 'Success', content: { 'application/json': { schema: wrapped } } } };
+    const keyed = route.method === 'POST' && acceptsIdempotencyKey(route.meta);
+    const responses: Json = { [status]: { description: 'Success', content: { 'application/json': { schema: wrapped } }, ...(keyed ? { headers: REPLAYED_RESPONSE_HEADER } : {}) } };
     for (const [code, description] of Object.entries(ERROR_RESPONSES)) {
       if (route.meta.public && (code === '401' || code === '403')) continue;
       responses[code] = { description, content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
@@ -71,7 +87,7 @@ export function buildOpenApiDocument(router: AnyTRPCRouter, opts: { version: str
     if (route.meta.public) op.security = [];
     else {
       op.security = [{ bearerAuth: [] }];
-      op.parameters = [...((op.parameters as Json[] | undefined) ?? []), ORG_HEADER_PARAMETER];
+      op.parameters = [...((op.parameters as Json[] | undefined) ?? []), ORG_HEADER_PARAMETER, ...(keyed ? [IDEMPOTENCY_KEY_PARAMETER] : [])];
     }
     if (route.meta.permission) op['x-permission'] = route.meta.permission;
   }

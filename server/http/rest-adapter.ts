@@ -100,7 +100,7 @@ function bodyInput(body: unknown): Record<string, unknown> {
  * Serves each procedure's REST path as a native Fastify route calling the procedure directly: the stock
  * trpc-to-openapi HTTP adapter costs ~4x in throughput (DESIGN §1). Answers carry the SPEC envelope.
  */
-export function registerRestRoutes(app: FastifyInstance, router: AnyTRPCRouter, createContext: (request: FastifyRequest) => Context): void {
+export function registerRestRoutes(app: FastifyInstance, router: AnyTRPCRouter, createContext: (request: FastifyRequest, reply: FastifyReply) => Context): void {
   for (const route of restRoutes(router)) {
     /** Serialised bodies of the route's frozen list answers, which do not change. */
     const bodies = new WeakMap<object, string>();
@@ -125,7 +125,7 @@ export function registerRestRoutes(app: FastifyInstance, router: AnyTRPCRouter, 
         // Object.assign rather than `{ ...a, ...b }`, which V8 copies on a slow path.
         const input = readsQuery ? Object.assign(queryInput(request.query as Record<string, unknown>, route.numeric), params) : Object.assign({}, bodyInput(request.body), params);
         // The procedure is called as tRPC's own caller would, minus the per-request proxy it builds.
-        const output = runProcedure(route.procedure, { ctx: createContext(request), path: route.path, type: route.procedure._def.type, getRawInput: () => input, signal: undefined, batchIndex: 0 });
+        const output = runProcedure(route.procedure, { ctx: createContext(request, reply), path: route.path, type: route.procedure._def.type, getRawInput: () => input, signal: undefined, batchIndex: 0 });
         return andThen(output, (data) => {
           reply.code(status).type('application/json; charset=utf-8');
           if (!route.meta.list) return serialize(reply, { code: '0', data });
