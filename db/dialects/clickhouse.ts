@@ -69,6 +69,8 @@ export const clickhouseDialect: Dialect = {
     await knex.schema.dropTable(copy);
   },
   isUniqueViolation: () => false,
+  // No row locks, no transactions: nothing loses a lock conflict.
+  retryReason: () => undefined,
   async upsert(knex, spec) {
     for (const row of spec.rows) {
       const where = pick(row, spec.key);

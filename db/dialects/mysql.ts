@@ -1,4 +1,11 @@
+import type { RetryReason } from '../retry.ts';
 import { driverError, parentFirst, replaceOnConflict, upsertOnConflict, type Dialect } from './dialect.ts';
+
+/** ER_LOCK_DEADLOCK rolls the transaction back; ER_LOCK_WAIT_TIMEOUT only the statement (the caller rolls back the rest). */
+const RETRY_ERRNOS = new Map<number, RetryReason>([
+  [1213, 'deadlock'],
+  [1205, 'lock_timeout'],
+]);
 
 export const mysqlDialect: Dialect = {
   name: 'mysql',
@@ -54,4 +61,5 @@ export const mysqlDialect: Dialect = {
   insertFamily: parentFirst,
   lockForUpdate: (query) => query.forUpdate(),
   isUniqueViolation: (e) => driverError(e)?.code === 'ER_DUP_ENTRY',
+  retryReason: (e) => RETRY_ERRNOS.get(Number((driverError(e) as { errno?: unknown } | undefined)?.errno)),
 };

@@ -1,4 +1,11 @@
+import type { RetryReason } from '../retry.ts';
 import { claimWithReturning, driverError, parentFirst, replaceOnConflict, upsertOnConflict, type Dialect } from './dialect.ts';
+
+/** SQLSTATEs after which the transaction is aborted and may simply run again. */
+const RETRY_STATES = new Map<unknown, RetryReason>([
+  ['40P01', 'deadlock'],
+  ['40001', 'serialization'],
+]);
 
 export const postgresDialect: Dialect = {
   name: 'postgres',
@@ -40,4 +47,5 @@ export const postgresDialect: Dialect = {
   insertFamily: parentFirst,
   lockForUpdate: (query) => query.forUpdate(),
   isUniqueViolation: (e) => driverError(e)?.code === '23505',
+  retryReason: (e) => RETRY_STATES.get(driverError(e)?.code),
 };

@@ -72,6 +72,8 @@ export const sqliteDialect: Dialect = {
   insertFamily: parentFirst,
   // One connection: nothing else runs while a statement does.
   lockForUpdate: (query) => query,
+  // One connection: statements never wait for each other's locks.
+  retryReason: () => undefined,
   isUniqueViolation: (e) => {
     const code = driverError(e)?.code;
     return typeof code === 'string' && (code.startsWith('SQLITE_CONSTRAINT_UNIQUE') || code === 'SQLITE_CONSTRAINT_PRIMARYKEY');
