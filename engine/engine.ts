@@ -496,20 +496,34 @@ export class TaskEngine {
     let d = decided;
     for (;;) {
       const patch = patchFor(settledStatus(d.status), d.facts, { now: new Date().toISOString(), progress: run.progress, ...o });
+      // A cancel is stored before the machine hears of it, so the task ends cancelled whoever writes it: the file
+      // goes first, and a task seen cancelled has none.
       const artifact = d.status === 'cancelled' ? run.row.artifact_file_key : null;
-      if (artifact) Object.assign(patch, { artifact_file_key: null, artifact_file_name: null });
-      const fence = { status: 'running' as const, claimId: run.claimId, cancelRequested: d.facts.cancelRequested };
-      if (await this.writer.write({ id: run.row.id, fence, patch })) {
-        if (artifact) await this.removeArtifact(artifact, run.row.id);
-        return d;
+      if (artifact) {
+        await this.removeArtifact(artifact, run.row.id);
+        Object.assign(patch, { artifact_file_key: null, artifact_file_name: null });
       }
-      if (d.facts.cancelRequested) return undefined;
-      const [now] = await this.db.tasks.held([run.row.id]);
-      if (!now || now.status !== 'running' || now.claim_id !== run.claimId || !now.cancel_requested) return undefined;
+      const fence = { status: 'running' as const, claimId: run.claimId, cancelRequested: d.facts.cancelRequested };
+      if (await this.writer.write({ id: run.row.id, fence, patch })) return d;
+      if (d.facts.cancelRequested || !(await this.cancelledUnderClaim(run))) return undefined;
       d = decide('running', { ...before, cancelRequested: true }, event);
       run.outcome = d.status === 'pending' ? 'retry' : d.status;
       run.log('warn', 'task cancelled: the cancel was accepted before the runner returned, so its outcome is discarded');
       await run.flushLogs();
+    }
+  }
+
+  /**
+   * Whether the run still holds its task and a cancel was stored for it. Unknown (no database) counts as no: the
+   * task then stays running until its lease expires, and the reaper ends it cancelled.
+   */
+  private async cancelledUnderClaim(run: TaskRun): Promise<boolean> {
+    try {
+      const [now] = await this.db.tasks.held([run.row.id]);
+      return now?.status === 'running' && now.claim_id === run.claimId && now.cancel_requested;
+    } catch (error) {
+      this.logger.warn({ err: error, task_id: run.row.id }, 'reading whether a task was cancelled failed; its lease will decide');
+      return false;
     }
   }
 
