@@ -5,6 +5,7 @@ import { migrateLatest, migrationsDone } from './migrate.ts';
 import { defineModels, type Models } from './models.ts';
 import type { DbLogger, DbOptions, QueryTracer } from './options.ts';
 import { taskStoreFor, type TaskStore, type TaskStoreShared } from './repositories/task-store.ts';
+import { retryLostWork, type RetryReason } from './retry.ts';
 import { tableNames, type TableNames } from './tables.ts';
 
 export interface Database {
@@ -25,6 +26,11 @@ export interface Database {
    * inside a transaction, pass it as `on`.
    */
   upsert(spec: UpsertSpec, on?: Knex): Promise<void>;
+  /**
+   * Calls `listener` each time a statement or transaction that lost to concurrent work (a deadlock, a
+   * lock-wait timeout) runs again (see retry.ts); answers the unsubscribe.
+   */
+  onRetry(listener: (reason: RetryReason) => void): () => void;
   /** Writes to the tasks table, as the engine needs them (in place, or as versions: see task-store.ts). */
   readonly tasks: TaskStore;
   migrate(): Promise<void>;
@@ -125,6 +131,14 @@ export function openDatabase(options: DbOptions, logger: DbLogger, tracer?: Quer
   keepBoundValuesOutOfErrors(knex);
   watchSlowQueries(knex, options.slowThresholdMs, logger);
   if (tracer) traceQueries(knex, tracer, options.driver);
+  const retryListeners = new Set<(reason: RetryReason) => void>();
+  retryLostWork(knex, {
+    reasonOf: (error) => dialect.retryReason(error),
+    onRetry: (reason) => {
+      logger.debug({ reason }, 'database work lost to concurrent work; running it again');
+      for (const l of retryListeners) l(reason);
+    },
+  });
   const t = tableNames(options.tablePrefix);
   const state = sharedFor(options);
   const locks = state.locks;
@@ -143,6 +157,10 @@ export function openDatabase(options: DbOptions, logger: DbLogger, tracer?: Quer
       return tasks;
     },
     withLock: (keys, fn) => locks.run(keys, fn),
+    onRetry: (listener) => {
+      retryListeners.add(listener);
+      return () => retryListeners.delete(listener);
+    },
     upsert,
     migrate: () => migrateLatest(knex, { t, dialect, options, upsert }, logger),
     async ready() {

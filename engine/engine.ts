@@ -464,6 +464,7 @@ export class TaskEngine {
   /** Decides the outcome through the actor and queues its write; answers the bookkeeping done once it is written. */
   private async finish(run: TaskRun, event: TaskEvent, result: string | null, error: string | null): Promise<{ written: Promise<void> }> {
     run.finishing = true;
+    const before = run.actor.getSnapshot().context;
     run.actor.send(event);
     const { value, context: facts } = run.actor.getSnapshot();
     const status = value as TaskStatus;
@@ -473,22 +474,78 @@ export class TaskEngine {
     else if (status === 'failed') run.log('error', 'task failed', { error });
     else if (status === 'cancelled') run.log('warn', 'task cancelled');
     await run.flushLogs();
-    const patch = patchFor(settledStatus(status), facts, { now: new Date().toISOString(), progress: run.progress, result, error });
     const seconds = (performance.now() - run.startedAt) / 1000;
-    const written = this.writer.write({ id: row.id, fence: { status: 'running', claimId: run.claimId }, patch }).then((applied) => {
-      if (!applied) {
+    const written = this.writeOutcome(run, event, before, { status, facts }, { result, error }).then((d) => {
+      if (!d) {
         this.logger.warn({ task_id: row.id }, 'task was taken over by another node; this run’s outcome is dropped');
         return;
       }
-      this.metrics.duration.observe({ type: row.type, status: status === 'pending' ? 'retry' : status }, seconds);
-      if (status !== 'pending') {
-        this.metrics.completed.inc({ type: row.type, category: row.category, status });
+      this.metrics.duration.observe({ type: row.type, status: d.status === 'pending' ? 'retry' : d.status }, seconds);
+      if (d.status !== 'pending') {
+        this.metrics.completed.inc({ type: row.type, category: row.category, status: d.status });
         return;
       }
-      setTimeout(() => this.wake(), facts.retryDelayMs + 5).unref();
+      setTimeout(() => this.wake(), d.facts.retryDelayMs + 5).unref();
       this.announce();
     });
     return { written };
+  }
+
+  /**
+   * Writes the run's outcome as the machine decided it from `before` and `event`, fenced on the claim and on the
+   * cancel flag the run knew of. A cancel accepted meanwhile (on any node, the run not told yet) refuses the
+   * write; the outcome is then decided again with the cancel, so a cancel answered 200 always ends the task
+   * `cancelled`. A run ending cancelled leaves no artifact. Answers the decision written, or nothing when
+   * another node holds the task.
+   */
+  private async writeOutcome(
+    run: TaskRun,
+    event: TaskEvent,
+    before: TaskFacts,
+    decided: { status: TaskStatus; facts: TaskFacts },
+    o: { result?: string | null; error?: string | null },
+  ): Promise<{ status: TaskStatus; facts: TaskFacts } | undefined> {
+    let d = decided;
+    for (;;) {
+      const patch = patchFor(settledStatus(d.status), d.facts, { now: new Date().toISOString(), progress: run.progress, ...o });
+      // A cancel is stored before the machine hears of it, so the task ends cancelled whoever writes it: the file
+      // goes first, and a task seen cancelled has none.
+      const artifact = d.status === 'cancelled' ? run.row.artifact_file_key : null;
+      if (artifact) {
+        await this.removeArtifact(artifact, run.row.id);
+        Object.assign(patch, { artifact_file_key: null, artifact_file_name: null });
+      }
+      const fence = { status: 'running' as const, claimId: run.claimId, cancelRequested: d.facts.cancelRequested };
+      if (await this.writer.write({ id: run.row.id, fence, patch })) return d;
+      if (d.facts.cancelRequested || !(await this.cancelledUnderClaim(run))) return undefined;
+      d = decide('running', { ...before, cancelRequested: true }, event);
+      run.outcome = d.status === 'pending' ? 'retry' : d.status;
+      run.log('warn', 'task cancelled: the cancel was accepted before the runner returned, so its outcome is discarded');
+      await run.flushLogs();
+    }
+  }
+
+  /**
+   * Whether the run still holds its task and a cancel was stored for it. Unknown (no database) counts as no: the
+   * task then stays running until its lease expires, and the reaper ends it cancelled.
+   */
+  private async cancelledUnderClaim(run: TaskRun): Promise<boolean> {
+    try {
+      const [now] = await this.db.tasks.held([run.row.id]);
+      return now?.status === 'running' && now.claim_id === run.claimId && now.cancel_requested;
+    } catch (error) {
+      this.logger.warn({ err: error, task_id: run.row.id }, 'reading whether a task was cancelled failed; its lease will decide');
+      return false;
+    }
+  }
+
+  private async removeArtifact(key: string, taskId: string): Promise<void> {
+    try {
+      const file = await this.artifacts.find(key);
+      if (file) await this.artifacts.remove([file]);
+    } catch (error) {
+      this.logger.warn({ err: error, task_id: taskId }, 'the artifact of a cancelled task could not be removed');
+    }
   }
 
   private cancelLocal(run: TaskRun): void {
@@ -507,13 +564,13 @@ export class TaskEngine {
   }
 
   private async handBack(run: TaskRun): Promise<void> {
+    const before = run.actor.getSnapshot().context;
     run.actor.send({ type: 'RELEASE' });
     const { value, context: facts } = run.actor.getSnapshot();
-    const patch = patchFor(settledStatus(value as TaskStatus), facts, { now: new Date().toISOString(), progress: run.progress });
     this.detach(run, 'node shutting down');
     run.log('warn', value === 'pending' ? 'node shut down before the task finished; it will run again' : 'task cancelled');
     await run.flushLogs();
-    await this.writer.write({ id: run.row.id, fence: { status: 'running', claimId: run.claimId }, patch });
+    await this.writeOutcome(run, { type: 'RELEASE' }, before, { status: value as TaskStatus, facts }, {});
   }
 
   private async checkCancels(): Promise<void> {
@@ -566,7 +623,8 @@ export class TaskEngine {
         const d = decide('running', this.factsOf(row), { type: 'EXPIRE' });
         const now = new Date().toISOString();
         const patch = patchFor(settledStatus(d.status), d.facts, { now, progress: row.progress });
-        if (!(await this.changeOne({ id: row.id, fence: { status: 'running', claimId: row.claim_id, leaseExpired: true }, patch }))) continue;
+        const fence = { status: 'running' as const, claimId: row.claim_id, leaseExpired: true, cancelRequested: row.cancel_requested };
+        if (!(await this.changeOne({ id: row.id, fence, patch }))) continue;
         reaped++;
         this.logger.warn({ task_id: row.id, worker_id: row.worker_id, status: d.status }, 'task lease expired; its node stopped renewing it');
         await this.sinkFor(row.log_backend)

@@ -5,7 +5,7 @@ import type { TaskStatus } from './types.ts';
 /**
  * The task lifecycle (DESIGN §6), the one place where transitions are decided; the database row mirrors it.
  *
- *   pending ──CLAIM──▶ running ──SUCCEED──▶ success
+ *   pending ──CLAIM──▶ running ──SUCCEED──▶ success, or cancelled when a cancel was requested
  *      │                 │ ──FAIL──▶ failed, or pending again while retries are left (after a backoff),
  *      │                 │           or cancelled when a cancel was requested
  *      │                 │ ──EXPIRE / RELEASE──▶ pending (lease ran out after a crash; handed back at shutdown),
@@ -67,7 +67,8 @@ export const taskMachine = setup({
     },
     running: {
       on: {
-        SUCCEED: 'success',
+        // Once a cancel is accepted (answered 200) the task ends cancelled, whatever its runner does afterwards.
+        SUCCEED: [{ guard: 'cancelWasRequested', target: 'cancelled' }, { target: 'success' }],
         FAIL: [{ guard: 'cancelWasRequested', target: 'cancelled' }, { guard: 'retriesLeft', target: 'pending', actions: 'scheduleRetry' }, { target: 'failed' }],
         CANCEL: { actions: 'requestCancel' },
         // A cancel asked for while the node died, or while it shut down, still ends the task.

@@ -5,6 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { startChangeFeed } from '../db/change-feed.ts';
 import { openDatabase, type Database } from '../db/database.ts';
+import { registerDatabaseMetrics } from '../db/metrics.ts';
 import { getOrCreateSecret } from '../db/repositories/secrets.ts';
 import type { TaskEngine } from '../engine/engine.ts';
 import type { Scheduler } from '../engine/scheduler.ts';
@@ -116,6 +117,7 @@ async function assemble(config: ConsoleConfig, logger: Logger, options: ConsoleO
   await settings.start();
 
   const metrics = createMetrics();
+  registerDatabaseMetrics(metrics.registry, db);
   const geo = await openGeoIp(config.server.geoip_db_path);
   const audit = new AuditWriter(
     db,

@@ -45,6 +45,34 @@ for (const lane of lanes().filter((l) => l.name !== 'sqlite' && l.name !== 'clic
       assert.ok(byNode.every((n) => n > 0), `every node took work: ${byNode.join(', ')}`);
     });
 
+    test('creates one at a time on a fourth node while three nodes claim: no error, no task lost or run twice', async () => {
+      const creator = await startEngineNode(database);
+      try {
+        const runs = new Map<string, number>();
+        for (const n of nodes) n.engine.register('busy_create', async (ctx) => void runs.set(ctx.task.id, (runs.get(ctx.task.id) ?? 0) + 1));
+        // Four creators of 500 each, every create its own INSERT, against claims locking the same index.
+        const ids = (
+          await Promise.all(
+            Array.from({ length: 4 }, async () => {
+              const mine: string[] = [];
+              for (let i = 0; i < 500; i++) mine.push((await creator.engine.create({ type: 'busy_create' }))!.id);
+              return mine;
+            }),
+          )
+        ).flat();
+        assert.equal(new Set(ids).size, 2000);
+        assert.ok(await until(() => runs.size === ids.length, 60_000), `${runs.size} of ${ids.length} ran`);
+        assert.deepEqual([...runs.values()].filter((n) => n !== 1), [], 'no task ran twice');
+        const { knex, t } = creator.db;
+        const stored = (await knex(t.tasks).where('type', 'busy_create').select('id')) as { id: string }[];
+        assert.equal(stored.length, ids.length, 'one row per create');
+        assert.match(await creator.registry.metrics(), /db_retries_total\{reason="deadlock"\} \d+/, 'lost races are counted');
+        assert.ok(await until(async () => Number(((await knex(t.tasks).where({ type: 'busy_create', status: 'success' }).count({ n: '*' }))[0] as { n: unknown }).n) === ids.length, 5000));
+      } finally {
+        await creator.close();
+      }
+    });
+
     test('cancel through one node stops the runner on another within about a second', async () => {
       const [a, b] = nodes;
       let abortedAt = 0;

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -135,6 +135,82 @@ for (const lane of lanes()) {
       assert.equal(cancelled.retry_count, 0, 'a cancelled run is not retried');
       assert.equal(seen.aborted, 1);
       await assert.rejects(engine.cancel(task!.id), (e: Error & { code?: string }) => e.code === 'E4001' && /cancelled/.test(e.message));
+    });
+
+    /**
+     * A runner that saves an artifact, then waits for `gate` ignoring its signal, then saves another and
+     * returns success anyway: what a runner that finished its work before it looked at the signal does.
+     */
+    function stubborn(gate: Promise<void>, seen: { keys: string[]; aborted: boolean }) {
+      return async (ctx: { signal: AbortSignal; artifact: (name: string, data: string, type: string) => Promise<string> }) => {
+        ctx.signal.addEventListener('abort', () => (seen.aborted = true));
+        seen.keys.push(await ctx.artifact('first.csv', 'a\n', 'text/csv'));
+        await gate;
+        seen.keys.push(await ctx.artifact('late.csv', 'b\n', 'text/csv'));
+        return { done: true };
+      };
+    }
+
+    /** Whether an artifact's file is under the upload folder (artifacts/<month>/<key>). */
+    const onDisk = (key: string) => readdirSync(join(files, 'artifacts')).some((month) => existsSync(join(files, 'artifacts', month, key)));
+
+    /** The task ended cancelled with no result and none of the runner's artifacts left (row or file). */
+    async function assertCancelledWithoutArtifacts(id: string, keys: string[]) {
+      const done = await waitFor(engine, id, 'cancelled');
+      assert.equal(done.error, 'cancelled');
+      assert.equal(done.result, null, 'the runner’s result is discarded');
+      assert.equal(done.artifact_file_key, null);
+      assert.equal(done.artifact_file_name, null);
+      assert.equal(keys.length, 2);
+      for (const key of keys) assert.equal(await engine.artifacts.find(key), undefined, `artifact ${key} removed`);
+      for (const key of keys) assert.equal(onDisk(key), false, `artifact ${key} removed from disk`);
+      await assert.rejects(engine.cancel(id), (e: Error & { code?: string }) => e.code === 'E4001' && /cancelled/.test(e.message));
+    }
+
+    test('a cancel answered 200 ends the task cancelled even when the runner ignores it and returns success', async () => {
+      const type = uniqueType('stubborn');
+      let open!: () => void;
+      const seen = { keys: [] as string[], aborted: false };
+      engine.register(type, stubborn(new Promise<void>((r) => (open = r)), seen));
+      const task = await engine.create({ type, creatorId: null });
+      assert.ok(await until(() => seen.keys.length === 1), 'the first artifact is saved');
+      assert.ok(onDisk(seen.keys[0]!));
+      const answer = await engine.cancel(task!.id);
+      assert.equal(answer.status, 'running', 'the runner has not stopped within the wait');
+      assert.equal((await findTask(node.db, task!.id))?.cancel_requested, true);
+      assert.ok(seen.aborted, 'the signal fired');
+      open();
+      await assertCancelledWithoutArtifacts(task!.id, seen.keys);
+    });
+
+    test('a cancel on one node of a task running on another that has not heard of it still ends it cancelled', async () => {
+      // Node B renews too rarely to see the flag, and its change feed is closed: it is never told of the cancel.
+      const other = await startEngineNode(database, { config: { leaseTtlMs: 120_000, leaseRenewIntervalMs: 60_000, fileUploadPath: files } });
+      const type = uniqueType('unheard');
+      try {
+        let open!: () => void;
+        const seen = { keys: [] as string[], aborted: false };
+        other.engine.register(type, stubborn(new Promise<void>((r) => (open = r)), seen));
+        const task = await engine.create({ type, creatorId: null });
+        assert.ok(await until(() => seen.keys.length === 1), 'node B runs it');
+        assert.ok(other.engine.isRunningHere(task!.id));
+        await other.feed.close();
+        assert.equal((await engine.cancel(task!.id)).status, 'running', 'answered 200 while node B still runs it');
+        open();
+        await assertCancelledWithoutArtifacts(task!.id, seen.keys);
+        assert.equal(seen.aborted, false, 'node B decided from the refused write, not from a signal');
+      } finally {
+        await other.close();
+      }
+    });
+
+    test('cancel of a task that already finished is a 400 naming its final status', async () => {
+      const type = uniqueType('quick');
+      engine.register(type, async () => 'done');
+      const task = await engine.create({ type });
+      await waitFor(engine, task!.id, 'success');
+      await assert.rejects(engine.cancel(task!.id), (e: Error & { code?: string }) => e.code === 'E4001' && e.message === 'cannot cancel a task that is success');
+      assert.equal((await engine.get(task!.id))?.result, '"done"', 'the finished task is left as it was');
     });
 
     test('a pending task is cancelled at once; a task type nobody runs stays pending until a runner is registered', async () => {

@@ -92,6 +92,33 @@ for (const lane of lanes()) {
       assert.equal(gone.body.code, 'E4041');
     });
 
+    test('a burst of exports each cancelled at once: a 200 always ends cancelled without a file, a 400 names the final status', async () => {
+      const op = await t.userWith(['user:export', 'task:view', 'task:cancel']);
+      const answers = await Promise.all(
+        Array.from({ length: 12 }, async () => {
+          const created = await t.request('POST', '/api/authorization/users/export', { token: op.token });
+          assert.equal(created.status, 200);
+          return { id: created.body.data.id as string, cancel: await t.request('POST', `/api/tasks/${created.body.data.id}/cancel`, { token: op.token }) };
+        }),
+      );
+      for (const { id, cancel } of answers) {
+        if (cancel.status === 200) {
+          const task = await waitStatus(id, 'cancelled', op.token);
+          assert.equal(task.artifact_file_key, null, 'a cancelled export keeps no file');
+          assert.equal(task.result, null);
+        } else {
+          assert.equal(cancel.status, 400, cancel.text);
+          assert.equal(cancel.body.code, 'E4001');
+          const task = (await t.request('GET', `/api/tasks/${id}`, { token: op.token })).body.data;
+          assert.ok(['success', 'failed', 'cancelled'].includes(task.status));
+          assert.equal(cancel.body.err, `cannot cancel a task that is ${task.status}`, 'the 400 names the status the task ended with');
+        }
+      }
+      const files = (await t.c.db.knex(t.c.db.t.files).whereIn('task_id', answers.map((a) => a.id)).select('task_id')) as { task_id: string }[];
+      const kept = new Set(answers.filter((a) => a.cancel.status !== 200).map((a) => a.id));
+      assert.deepEqual(files.filter((f) => !kept.has(f.task_id)), [], 'no export answered cancelled left a file row');
+    });
+
     test('visibility: others see only their own tasks, not visible answers 404; admins see everything', async () => {
       const a = await t.userWith([...TASK_PERMS, 'user:export']);
       const b = await t.userWith([...TASK_PERMS]);

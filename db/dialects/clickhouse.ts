@@ -71,6 +71,8 @@ export const clickhouseDialect: Dialect = {
   isUniqueViolation: () => false,
   // The HTTP client's socket failures, and its own connect timeout (database.dial_timeout).
   isUnavailable: unavailableWhen([], [/could not connect within/]),
+  // No row locks, no transactions: nothing loses a lock conflict.
+  retryReason: () => undefined,
   async upsert(knex, spec) {
     for (const row of spec.rows) {
       const where = pick(row, spec.key);

@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import type { DbOptions } from '../options.ts';
+import type { RetryReason } from '../retry.ts';
 
 export interface ChangeListenerConnection {
   notify(payload: string): Promise<void>;
@@ -36,6 +37,12 @@ export interface Dialect {
    * pooled connection to be had) rather than that the statement is wrong: callers answer 503 and try again.
    */
   isUnavailable(error: unknown): boolean;
+  /**
+   * Why the error says the statement or transaction lost to concurrent work and may run again (a deadlock, a
+   * lock-wait timeout, a serialization failure); undefined for every other error, and always on engines
+   * without such conflicts (SQLite's single connection, ClickHouse).
+   */
+  retryReason(error: unknown): RetryReason | undefined;
   /**
    * Inserts each row unless a row with its key exists, which then takes `spec.merge` (or stays as it is).
    * Engines without unique keys (ClickHouse) check, then write: correct only while the caller holds the

@@ -1,3 +1,4 @@
+import type { RetryReason } from '../retry.ts';
 import { driverError, parentFirst, replaceOnConflict, unavailableWhen, upsertOnConflict, type Dialect } from './dialect.ts';
 
 /**
@@ -8,6 +9,12 @@ const isUnavailable = unavailableWhen([
   'PROTOCOL_CONNECTION_LOST', 'PROTOCOL_ENQUEUE_AFTER_FATAL_ERROR', 'PROTOCOL_ENQUEUE_AFTER_QUIT', 'ER_SERVER_SHUTDOWN', 'ER_CON_COUNT_ERROR',
   'ER_NORMAL_SHUTDOWN', 'ER_SHUTDOWN_COMPLETE',
 ], [/connection is in closed state/]);
+
+/** ER_LOCK_DEADLOCK rolls the transaction back; ER_LOCK_WAIT_TIMEOUT only the statement (the caller rolls back the rest). */
+const RETRY_ERRNOS = new Map<number, RetryReason>([
+  [1213, 'deadlock'],
+  [1205, 'lock_timeout'],
+]);
 
 export const mysqlDialect: Dialect = {
   name: 'mysql',
@@ -65,4 +72,5 @@ export const mysqlDialect: Dialect = {
   lockForUpdate: (query) => query.forUpdate(),
   isUniqueViolation: (e) => driverError(e)?.code === 'ER_DUP_ENTRY',
   isUnavailable,
+  retryReason: (e) => RETRY_ERRNOS.get(Number((driverError(e) as { errno?: unknown } | undefined)?.errno)),
 };

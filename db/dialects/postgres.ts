@@ -1,3 +1,4 @@
+import type { RetryReason } from '../retry.ts';
 import { claimWithReturning, driverError, parentFirst, replaceOnConflict, unavailableWhen, upsertOnConflict, type Dialect } from './dialect.ts';
 
 /**
@@ -6,6 +7,12 @@ import { claimWithReturning, driverError, parentFirst, replaceOnConflict, unavai
  * under it by message only.
  */
 const isUnavailable = unavailableWhen(['57P01', '57P02', '57P03', '08000', '08001', '08003', '08004', '08006'], [/Connection terminated/]);
+
+/** SQLSTATEs after which the transaction is aborted and may simply run again. */
+const RETRY_STATES = new Map<unknown, RetryReason>([
+  ['40P01', 'deadlock'],
+  ['40001', 'serialization'],
+]);
 
 export const postgresDialect: Dialect = {
   name: 'postgres',
@@ -66,4 +73,5 @@ export const postgresDialect: Dialect = {
   lockForUpdate: (query) => query.forUpdate(),
   isUniqueViolation: (e) => driverError(e)?.code === '23505',
   isUnavailable,
+  retryReason: (e) => RETRY_STATES.get(driverError(e)?.code),
 };

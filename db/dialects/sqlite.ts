@@ -74,6 +74,8 @@ export const sqliteDialect: Dialect = {
   lockForUpdate: (query) => query,
   // A local file: there is no server to lose.
   isUnavailable: () => false,
+  // One connection: statements never wait for each other's locks.
+  retryReason: () => undefined,
   isUniqueViolation: (e) => {
     const code = driverError(e)?.code;
     return typeof code === 'string' && (code.startsWith('SQLITE_CONSTRAINT_UNIQUE') || code === 'SQLITE_CONSTRAINT_PRIMARYKEY');

@@ -208,6 +208,7 @@ export class TaskVersions {
   private holds(row: TaskRow, fence: TaskFence, at: string): boolean {
     if (row.status !== fence.status || row.deleted_at !== null) return false;
     if (fence.claimId !== undefined && row.claim_id !== fence.claimId) return false;
+    if (fence.cancelRequested !== undefined && row.cancel_requested !== fence.cancelRequested) return false;
     return !fence.leaseExpired || this.orphaned(row, at);
   }
 

@@ -178,10 +178,18 @@ export interface TaskFence {
   claimId?: string | null;
   /** Only while the lease has run out (the reaper). */
   leaseExpired?: boolean;
+  /**
+   * The cancel flag the decision was made with: an outcome decided without a cancel must not land once a
+   * cancel was accepted (the API answered it 200), on whichever node.
+   */
+  cancelRequested?: boolean;
 }
 
-function fenced(db: Database, q: Knex.QueryBuilder, id: string, fence: TaskFence): Knex.QueryBuilder {
-  q.where('id', id).where('status', fence.status).whereNull('deleted_at');
+function fenced(db: Database, q: Knex.QueryBuilder, ids: string | string[], fence: TaskFence): Knex.QueryBuilder {
+  if (typeof ids === 'string') q.where('id', ids);
+  else q.whereIn('id', ids);
+  q.where('status', fence.status).whereNull('deleted_at');
+  if (fence.cancelRequested !== undefined) q.where('cancel_requested', fence.cancelRequested);
   if (fence.claimId !== undefined) {
     if (fence.claimId === null) q.whereNull('claim_id');
     else q.where('claim_id', fence.claimId);
@@ -205,7 +213,7 @@ export async function changeTasks(db: Database, changes: TaskChange[]): Promise<
   changes.forEach((c, i) => {
     // Only changes that keep the claim can be grouped: afterwards the claim still tells which rows took them.
     const groupable = c.fence.claimId && !c.fence.leaseExpired && !('claim_id' in c.patch) && c.patch.status;
-    const key = groupable ? JSON.stringify([c.fence.status, c.fence.claimId, c.patch]) : `#${i}`;
+    const key = groupable ? JSON.stringify([c.fence, c.patch]) : `#${i}`;
     groups.set(key, [...(groups.get(key) ?? []), i]);
   });
   const run = async (k: Knex): Promise<boolean[]> => {
@@ -217,7 +225,7 @@ export async function changeTasks(db: Database, changes: TaskChange[]): Promise<
         continue;
       }
       const ids = members.map((i) => changes[i]!.id);
-      const n = await k(db.t.tasks).whereIn('id', ids).where({ status: first.fence.status, claim_id: first.fence.claimId }).whereNull('deleted_at').update(toDbPatch(db, first.patch));
+      const n = await fenced(db, k(db.t.tasks), ids, first.fence).update(toDbPatch(db, first.patch));
       if (n === ids.length) for (const i of members) out[i] = true;
       else {
         // Some rows had left the fence: find out which ones did take the change.

@@ -5,6 +5,7 @@ import pino from 'pino';
 import { Registry } from 'prom-client';
 import { startChangeFeed, type ChangeFeed } from '../../db/change-feed.ts';
 import type { Database } from '../../db/database.ts';
+import { registerDatabaseMetrics } from '../../db/metrics.ts';
 import { TaskEngine } from '../../engine/engine.ts';
 import { Scheduler } from '../../engine/scheduler.ts';
 import { createLogSinks } from '../../engine/settings.ts';
@@ -76,6 +77,7 @@ export async function startEngineNode(database: NonNullable<ConsoleConfigInput['
   const feed = await startChangeFeed(db, logger, o.feedPollMs ?? 100);
   const settings = new TestSettings({ task_max_concurrent: 10, task_log_storage_backend: 'database', task_log_retention_days: 30, audit_log_retention_days: 365, ...o.settings });
   const registry = new Registry();
+  registerDatabaseMetrics(registry, db);
   const fileUploadPath = o.config?.fileUploadPath ?? mkdtempSync(join(tmpdir(), 'engine-files-'));
   const engine = new TaskEngine({ db, feed, settings, registry, logger, config: { ...FAST, fileUploadPath, ...o.config }, logSinks: createLogSinks(db, fileUploadPath) });
   const scheduler = new Scheduler({ db, feed, engine, logger });
