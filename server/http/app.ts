@@ -1,7 +1,6 @@
 import cors from '@fastify/cors';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
-import { fastifyTRPCPlugin } from '@trpc/server/adapters/fastify';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { NotFoundError, UnavailableError } from '../../lib/errors.ts';
@@ -21,6 +20,7 @@ import { loadOpenApiDocument } from './openapi-document.ts';
 import { requestInfo } from './request-info.ts';
 import { registerRateLimits } from './rate-limit.ts';
 import { registerRestRoutes } from './rest-adapter.ts';
+import { registerTrpcRoutes } from './trpc-routes.ts';
 import { addRequestHooks } from './request-hooks.ts';
 import { securityHeaders } from './security-headers.ts';
 import { enforceWriteTimeout } from './write-timeout.ts';
@@ -103,16 +103,17 @@ export async function buildHttpApp({ config, services, logger, metrics, tracing,
     registerOAuthRoutes(api, services);
   }, { prefix: '/api' });
 
-  await app.register(fastifyTRPCPlugin, {
-    prefix: '/trpc',
-    trpcOptions: {
-      router: appRouter,
-      createContext: ({ req, res, info }: { req: FastifyRequest; res: FastifyReply; info: { calls: unknown[] } }) => createContext(req, res, info.calls.length),
-      onError: ({ error }: { error: { code: string; cause?: unknown } }) => {
-        if (error.code === 'INTERNAL_SERVER_ERROR') logger.error({ err: error.cause ?? error }, 'trpc request failed');
-      },
-    },
-  });
+  await app.register(
+    async (trpc) =>
+      registerTrpcRoutes(trpc, {
+        router: appRouter,
+        createContext,
+        onError: ({ error }) => {
+          if (error.code === 'INTERNAL_SERVER_ERROR') logger.error({ err: error.cause ?? error }, 'trpc request failed');
+        },
+      }),
+    { prefix: '/trpc' },
+  );
 
   await app.register(swagger, { mode: 'static', specification: { document: document as never } });
   await app.register(swaggerUi, {
