@@ -4,8 +4,10 @@ import { after, before, describe, test } from 'node:test';
 import { TRPCError } from '@trpc/server';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
+import { jsonTextNestsDeeperThan, MAX_JSON_DEPTH } from '../lib/json-depth.ts';
 import { toErrorBody } from '../routers/shared/error-body.ts';
-import { lanes, startConsole, type Reply, type TestConsole } from './support/harness.ts';
+import { guardInput } from '../routers/shared/input-guard.ts';
+import { captureLogs, lanes, startConsole, type Reply, type TestConsole } from './support/harness.ts';
 
 /**
  * Test-only routes, added the way an embedding application adds its own (`c.http` before the first request;
@@ -177,10 +179,12 @@ for (const lane of lanes()) {
   });
 
   describe(`http with server options [${lane.name}]`, () => {
+    const logs = captureLogs('info');
+    const serverErrors = () => logs.lines.filter((l) => (l.level as number) >= 50);
     let t: TestConsole;
     let admin: string;
     before(async () => {
-      t = await startConsole(lane, { server: { trust_proxy: true, cors_origins: ['https://admin.example', 'https://ops.example'], write_timeout: '150ms' } });
+      t = await startConsole(lane, { server: { trust_proxy: true, cors_origins: ['https://admin.example', 'https://ops.example'], write_timeout: '150ms' } }, { logger: logs.logger });
       addSlowRoute(t.c.http);
       admin = await t.login();
     });
@@ -212,6 +216,58 @@ for (const lane of lanes()) {
       assert.equal((await t.request('GET', '/api/auth/me', { token: admin })).status, 200);
     });
 
+    test('a body or input nested deeper than 64 levels is 400 E4001 on /api and /trpc, never a stack overflow', async () => {
+      // In this console: the other one's body limit is smaller than these bodies.
+      const deepObject = (levels: number) => '{"a":'.repeat(levels - 1) + '{}' + '}'.repeat(levels - 1);
+      const deepArray = (levels: number) => '['.repeat(levels) + ']'.repeat(levels);
+      const login = (password: string) => `{"username":"admin","password":${password}}`;
+      for (const [url, raw, token] of [
+        ['/api/auth/login', deepObject(10_000), undefined],
+        ['/api/auth/login', login(deepArray(10_000)), undefined],
+        ['/api/users', deepObject(10_000), admin],
+        ['/api/auth/login', login(deepArray(64)), undefined],
+      ] as const) {
+        const res = await t.request('POST', url, { raw, token });
+        assertErrorEnvelope(res, 400, 'E4001');
+        assert.match(res.body.err, /^body: .*64/, res.text);
+      }
+      // 64 levels in all pass the depth check; the field is then refused for its type.
+      const limit = await t.request('POST', '/api/auth/login', { raw: login(deepArray(63)) });
+      assertErrorEnvelope(limit, 400, 'E4001');
+      assert.match(limit.body.err, /^password: /, limit.text);
+
+      const trpcError = (res: Reply, field: string) => {
+        assert.equal(res.status, 400, res.text);
+        assert.equal(res.body.error.appCode, 'E4001', res.text);
+        assert.match(res.body.error.err, new RegExp(`^${field}: .*64`), res.text);
+      };
+      trpcError(await t.request('POST', '/trpc/auth.login', { raw: deepObject(10_000) }), 'a');
+      trpcError(await t.request('POST', '/trpc/auth.login', { raw: login(deepArray(10_000)) }), 'password');
+      const search = encodeURIComponent(`{"search":${deepArray(10_000)}}`);
+      trpcError(await t.request('GET', `/trpc/users.list?input=${search}`, { token: admin }), 'search');
+      const batchGet = await t.request('GET', `/trpc/users.list,users.list?batch=1&input=${encodeURIComponent(`{"0":{"search":${deepArray(10_000)}},"1":{}}`)}`, { token: admin });
+      assert.equal(batchGet.body[0].error.appCode, 'E4001', batchGet.text);
+      assert.match(batchGet.body[0].error.err, /^search: /);
+      assert.equal(batchGet.body[1].result.data.total >= 1, true, batchGet.text);
+      const batchPost = await t.request('POST', '/trpc/auth.login,auth.login?batch=1', { raw: `{"0":${login(deepArray(10_000))},"1":${deepObject(10_000)}}` });
+      for (const [i, field] of [[0, 'password'], [1, 'a']] as const) {
+        assert.equal(batchPost.body[i].error.appCode, 'E4001', batchPost.text);
+        assert.match(batchPost.body[i].error.err, new RegExp(`^${field}: .*64`));
+      }
+    });
+
+    test('client errors are not logged as server errors, on /api or /trpc', async () => {
+      const before = serverErrors().length;
+      const wrong = { body: { username: 'admin', password: 'wrong-password' } };
+      assert.equal((await t.request('POST', '/api/auth/login', wrong)).status, 401);
+      assert.equal((await t.request('POST', '/trpc/auth.login', wrong)).status, 401);
+      assert.equal((await t.request('GET', '/trpc/auth.me')).status, 401);
+      assert.equal((await t.request('POST', '/trpc/auth.login', { body: { username: 5 } })).status, 400);
+      assert.equal((await t.request('GET', '/trpc/no.such.procedure')).status, 404);
+      assert.equal((await t.request('POST', '/trpc/roles.create', { token: admin, body: { name: 'x\u0000', permissions: [] } })).status, 400);
+      assert.deepEqual(serverErrors().slice(before), []);
+    });
+
     test('an internal failure is 500 E5001 without SQL, paths or stack, on /api and /trpc', async () => {
       // Last in this console: removes a table from under it.
       await t.c.db.knex.schema.dropTable(t.c.db.t.auditLogs);
@@ -221,6 +277,10 @@ for (const lane of lanes()) {
       assert.equal(trpc.body.error.appCode, 'E5001');
       assert.ok(!hasKeyDeep(trpc.body, 'stack'), trpc.text);
       for (const leak of LEAKS) assert.doesNotMatch(trpc.text, leak, trpc.text);
+      // Both are logged, with the cause and its stack.
+      const logged = serverErrors().map((l) => l.msg);
+      assert.ok(logged.includes('request failed') && logged.includes('trpc request failed'), JSON.stringify(logged));
+      assert.ok(serverErrors().every((l) => typeof (l.err as { stack?: unknown } | undefined)?.stack === 'string'));
     });
   });
 
@@ -343,5 +403,25 @@ describe('malformed URLs [sqlite]', () => {
     } finally {
       await t.close();
     }
+  });
+});
+
+describe('nesting depth', () => {
+  test('brackets inside strings, escaped quotes included, do not count; the limit is inclusive', () => {
+    const nested = (levels: number) => '['.repeat(levels) + ']'.repeat(levels);
+    assert.equal(jsonTextNestsDeeperThan(nested(MAX_JSON_DEPTH), MAX_JSON_DEPTH), false);
+    assert.equal(jsonTextNestsDeeperThan(nested(MAX_JSON_DEPTH + 1), MAX_JSON_DEPTH), true);
+    assert.equal(jsonTextNestsDeeperThan(JSON.stringify({ a: `\"${'['.repeat(100)}`, b: '{{\\' }), 2), false);
+    // An escaped backslash ends before the quote, which closes the string.
+    assert.equal(jsonTextNestsDeeperThan(`{"a":"\\\\"${'['.repeat(3)}`, 2), true);
+  });
+
+  test('guardInput walks a value nested 100,000 levels without recursion and names the top field', () => {
+    let deep: unknown = {};
+    for (let i = 0; i < 100_000; i++) deep = { a: deep };
+    assert.throws(() => guardInput({ ok: 1, a: deep }), /^Error: a: .*64/);
+    let limit: unknown = 'x\u0000';
+    for (let i = 0; i < MAX_JSON_DEPTH - 1; i++) limit = [limit];
+    assert.throws(() => guardInput(limit), /^Error: 0\.0\.0.*NUL/, 'the deepest level allowed is still walked for NUL characters');
   });
 });

@@ -23,6 +23,7 @@ export const en = {
   'validation.max_items': 'must have at most {max} items',
   'validation.uuid': 'must be a UUID',
   'validation.no_nul': 'must not contain NUL characters',
+  'validation.max_depth': 'must not nest objects and arrays more than {max} levels deep',
   'validation.email': 'must be a valid email address',
   'validation.datetime': 'must be an ISO 8601 time',
   'validation.pattern': 'has an invalid format',

@@ -25,6 +25,7 @@ export const zhCN: Catalogue = {
   'validation.max_items': '最多 {max} 项',
   'validation.uuid': '必须是 UUID',
   'validation.no_nul': '不能包含 NUL 字符',
+  'validation.max_depth': '对象和数组的嵌套不能超过 {max} 层',
   'validation.email': '必须是有效的电子邮件地址',
   'validation.datetime': '必须是 ISO 8601 时间',
   'validation.pattern': '格式无效',

@@ -1,12 +1,15 @@
 import cors from '@fastify/cors';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
+import type { TRPCError } from '@trpc/server';
 import { fastifyTRPCPlugin } from '@trpc/server/adapters/fastify';
 import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
-import { NotFoundError, UnavailableError } from '../../lib/errors.ts';
+import { fieldError, NotFoundError, UnavailableError } from '../../lib/errors.ts';
+import { jsonTextNestsDeeperThan, MAX_JSON_DEPTH } from '../../lib/json-depth.ts';
 import { appRouter } from '../../routers/app-router.ts';
 import type { Context } from '../../routers/shared/context.ts';
+import { toErrorBody } from '../../routers/shared/error-body.ts';
 import type { Services } from '../../routers/shared/services.ts';
 import type { ConsoleConfig } from '../config/schema.ts';
 import { traceRequests } from '../tracing/http.ts';
@@ -88,8 +91,11 @@ export async function buildHttpApp({ config, services, logger, metrics, tracing,
     const parseJson = api.getDefaultJsonParser('error', 'error');
     api.removeContentTypeParser('application/json');
     api.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-      if (String(body).trim() === '') return done(null, undefined);
-      parseJson(request, body as string, done);
+      const text = body as string;
+      if (text.trim() === '') return done(null, undefined);
+      // Refused before it is parsed, so nothing that runs before the procedure's own check walks it either.
+      if (jsonTextNestsDeeperThan(text, MAX_JSON_DEPTH)) return done(fieldError('body', 'validation.max_depth', { max: MAX_JSON_DEPTH }), undefined);
+      parseJson(request, text, done);
     });
     api.get('/openapi.json', async () => document);
     registerRestRoutes(api, appRouter, createContext);
@@ -102,8 +108,10 @@ export async function buildHttpApp({ config, services, logger, metrics, tracing,
     trpcOptions: {
       router: appRouter,
       createContext: ({ req }: { req: FastifyRequest }) => createContext(req),
-      onError: ({ error }: { error: { code: string; cause?: unknown } }) => {
-        if (error.code === 'INTERNAL_SERVER_ERROR') logger.error({ err: error.cause ?? error }, 'trpc request failed');
+      // tRPC calls every error a procedure throws INTERNAL_SERVER_ERROR; a client's mistake (a wrong password,
+      // bad input) is not a server failure, here as on /api (envelope.ts).
+      onError: ({ error }: { error: TRPCError }) => {
+        if (toErrorBody(error, 'en').status >= 500) logger.error({ err: error.cause ?? error }, 'trpc request failed');
       },
     },
   });
