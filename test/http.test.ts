@@ -27,6 +27,58 @@ function addSlowRoute(http: FastifyInstance): { arrived: () => Promise<void> } {
   return { arrived: () => new Promise<void>((resolve) => waiting.push(resolve)) };
 }
 
+/**
+ * `GET /api/test/held` answers once the test calls `release()` (at once after it), reporting arrivals: a request
+ * kept in flight as long as a test needs, without timing.
+ */
+function addHeldRoute(http: FastifyInstance): { arrived: (count: number) => Promise<void>; release: () => void } {
+  let released: () => void = () => {};
+  const gate = new Promise<void>((resolve) => (released = resolve));
+  let arrivals = 0;
+  const waiting = new Set<() => void>();
+  http.get('/api/test/held', async () => {
+    arrivals++;
+    waiting.forEach((w) => w());
+    await gate;
+    return { code: '0', data: { held: true } };
+  });
+  const arrived = (count: number) =>
+    new Promise<void>((resolve) => {
+      const check = () => {
+        if (arrivals < count) return;
+        waiting.delete(check);
+        resolve();
+      };
+      waiting.add(check);
+      check();
+    });
+  return { arrived, release: () => released() };
+}
+
+/** A raw HTTP/1.1 connection: what the server sends, and when it closes the connection. */
+async function rawConnection(port: number) {
+  const socket = connect(port, '127.0.0.1');
+  let text = '';
+  socket.on('data', (d) => (text += d));
+  const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
+  await new Promise<void>((resolve, reject) => {
+    socket.once('error', reject);
+    socket.once('connect', () => resolve());
+  });
+  // A reset is seen as the missing answer.
+  socket.on('error', () => {});
+  return {
+    socket,
+    closed,
+    text: () => text,
+    send: (path: string) => socket.write(`GET ${path} HTTP/1.1\r\nHost: x\r\nConnection: keep-alive\r\n\r\n`),
+    /** Resolves once `count` answers have come in full (each with a Content-Length). */
+    answers: async (count: number) => {
+      while ((text.match(/HTTP\/1\.1 \d{3} /g) ?? []).length < count || !/\r\n\r\n[^]*[}\]]$/.test(text)) await new Promise((r) => setTimeout(r, 5));
+    },
+  };
+}
+
 const LEAKS = [/\bat .+:\d+:\d+/, /node_modules/, /\/(work|home|tmp|srv|usr)\//, /\bselect\b|\binsert into\b|\bfrom\s+["`]?t/i, /sqlite|postgres|mysql|knex|fastify|FST_|zod/i, /Error:/];
 
 /** An error answer: the expected envelope, and nothing internal in it. */
@@ -339,6 +391,48 @@ for (const lane of lanes()) {
         assert.match(raw, /\r\nconnection: close\r\n/i, raw);
         assert.ok(Date.now() - started < 2000, 'the server closed the connection, not the shutdown timeout');
       } finally {
+        await n.close();
+      }
+    });
+
+    test('close() answers every request sent before it, even unread; refuses new connections; 503s new requests on kept-alive ones', async () => {
+      const n = await startConsole(lane, { database: owner.database, server: { shutdown_timeout: '20s', write_timeout: '1m' } }, {}, { keepTables: true });
+      const held = addHeldRoute(n.c.http);
+      const { port } = await n.c.listen();
+      try {
+        const kept = await rawConnection(port);
+        kept.send('/healthz');
+        await kept.answers(1);
+        const inFlight = await Promise.all([0, 1, 2].map(() => rawConnection(port)));
+        for (const c of inFlight) c.send('/api/test/held');
+        await held.arrived(3);
+        const fresh = await Promise.all([0, 1, 2].map(() => rawConnection(port)));
+        while ((await new Promise<number>((resolve, reject) => n.c.http.server.getConnections((e, count) => (e ? reject(e) : resolve(count))))) < 7) await new Promise((r) => setTimeout(r, 5));
+        // Sent, and close() begun, in one go: the server has not read these requests yet when it starts to drain.
+        fresh[0]!.send('/api/test/held');
+        fresh[1]!.send('/readyz');
+        fresh[2]!.send('/healthz');
+        const closing = n.c.close();
+
+        while (n.c.http.server.listening) await new Promise((r) => setTimeout(r, 5));
+        await assert.rejects(rawConnection(port), /ECONNREFUSED/, 'no new connections once draining');
+        kept.send('/api/users');
+        await kept.closed;
+        const refused = kept.text().split(/(?=HTTP\/1\.1 \d{3} )/)[1] ?? '';
+        assert.match(refused, /^HTTP\/1\.1 503 /, kept.text());
+        assert.match(refused, /\r\nconnection: close\r\n/i);
+        assert.equal(JSON.parse(refused.slice(refused.indexOf('\r\n\r\n') + 4)).code, 'E5031', refused);
+
+        held.release();
+        await closing;
+        await Promise.all([...inFlight, ...fresh].map((c) => c.closed));
+        for (const c of [...inFlight, fresh[0]!, fresh[2]!]) {
+          assert.match(c.text(), /^HTTP\/1\.1 200 /, c.text());
+          assert.match(c.text(), /\r\nconnection: close\r\n/i, c.text());
+        }
+        assert.match(fresh[1]!.text(), /^HTTP\/1\.1 503 [^]*"status":"draining"/, '/readyz answers 503 while draining');
+      } finally {
+        held.release();
         await n.close();
       }
     });

@@ -10,6 +10,7 @@ export const en = {
   'error.unsupported_media_type': 'unsupported content type: send application/json',
   'error.body_too_large': 'body is larger than {limit} bytes',
   'error.request_timeout': 'request took too long',
+  'error.shutting_down': 'the service is shutting down; send the request again',
 
   'validation.field': '{field}: {reason}',
   'validation.required': 'is required',

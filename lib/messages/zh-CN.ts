@@ -12,6 +12,7 @@ export const zhCN: Catalogue = {
   'error.unsupported_media_type': '不支持的内容类型：请发送 application/json',
   'error.body_too_large': '请求体超过 {limit} 字节',
   'error.request_timeout': '请求处理超时',
+  'error.shutting_down': '服务正在关闭，请重新发送请求',
 
   'validation.field': '{field}: {reason}',
   'validation.required': '必填',

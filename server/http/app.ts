@@ -14,7 +14,7 @@ import type { Services } from '../../routers/shared/services.ts';
 import type { ConsoleConfig } from '../config/schema.ts';
 import { traceRequests } from '../tracing/http.ts';
 import type { Tracing } from '../tracing/index.ts';
-import { closeConnectionsWhenDraining } from './draining.ts';
+import { drainConnections, type Drain } from './draining.ts';
 import { sendError } from './envelope.ts';
 import { registerFileRoutes } from './files.ts';
 import { registerMetrics, type Metrics } from './metrics.ts';
@@ -36,14 +36,16 @@ export interface HttpDeps {
   version: string;
 }
 
-export async function buildHttpApp({ config, services, logger, metrics, tracing, version }: HttpDeps): Promise<FastifyInstance> {
+export async function buildHttpApp({ config, services, logger, metrics, tracing, version }: HttpDeps): Promise<{ app: FastifyInstance; drain: Drain }> {
   const s = config.server;
   const app = Fastify({
     bodyLimit: s.max_upload_size,
     requestTimeout: s.read_timeout,
     trustProxy: s.trust_proxy,
-    forceCloseConnections: 'idle',
-    return503OnClosing: true,
+    // Shutdown is drainOnClose's (draining.ts): fastify's own would drop requests sent but not yet read, and
+    // answer 503 with its own body.
+    forceCloseConnections: false,
+    return503OnClosing: false,
     // A malformed URL (bad percent-escape) fails before routing; it gets the envelope like every other error.
     frameworkErrors: (error, request, reply) => sendError(error, request, reply, logger, s.max_upload_size),
   });
@@ -56,7 +58,7 @@ export async function buildHttpApp({ config, services, logger, metrics, tracing,
   const traced = traceRequests(app, tracing);
   const timeout = enforceWriteTimeout(app, s.write_timeout, (request, reply) => sendError(new UnavailableError('error.request_timeout'), request, reply, logger, s.max_upload_size));
   addRequestHooks(app, [securityHeaders, timeout, registerMetrics(app, metrics, config.metrics.token), traced], traced.enter);
-  closeConnectionsWhenDraining(app);
+  const drain = drainConnections(app, (request, reply) => sendError(new UnavailableError('error.shutting_down'), request, reply, logger, s.max_upload_size));
   if (config.rate_limit.enabled) {
     registerRateLimits(app, {
       loginPerMinute: config.rate_limit.login_per_minute,
@@ -79,6 +81,7 @@ export async function buildHttpApp({ config, services, logger, metrics, tracing,
 
   app.get('/healthz', async () => ({ status: 'ok' }));
   app.get('/readyz', async (_request, reply) => {
+    if (drain.draining) return reply.code(503).send({ status: 'draining' });
     const ready = await services.db.ready();
     return reply.code(ready ? 200 : 503).send({ status: ready ? 'ready' : 'unavailable' });
   });
@@ -127,5 +130,5 @@ export async function buildHttpApp({ config, services, logger, metrics, tracing,
     // BaseLayout: without the explorer top bar, whose inline-SVG logo carries a <style> the CSP refuses.
     uiConfig: { persistAuthorization: true, deepLinking: true, layout: 'BaseLayout' },
   });
-  return app;
+  return { app, drain };
 }
