@@ -166,7 +166,7 @@ async function assemble(config: ConsoleConfig, logger: Logger, options: ConsoleO
     announce(`\nCreated administrator "${config.bootstrap.admin_username}" with password: ${admin.generatedPassword}\nIt is shown only this once; change it after logging in, or reset it with: npm run cli -- admin reset-password\n\n`);
   }
 
-  const http = await buildHttpApp({ config, services, logger, metrics, tracing, version: VERSION });
+  const { app: http, drain } = await buildHttpApp({ config, services, logger, metrics, tracing, version: VERSION });
   opened.push(() => http.close());
   await tasks.engine.start();
   opened.push(() => tasks.engine.stop());
@@ -194,6 +194,7 @@ async function assemble(config: ConsoleConfig, logger: Logger, options: ConsoleO
       closing ??= (async () => {
         const deadline = setTimeout(() => http.server.closeAllConnections?.(), config.server.shutdown_timeout);
         try {
+          await drain.drain();
           await http.close();
         } finally {
           clearTimeout(deadline);

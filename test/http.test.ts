@@ -4,8 +4,10 @@ import { after, before, describe, test } from 'node:test';
 import { TRPCError } from '@trpc/server';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
+import { jsonTextNestsDeeperThan, MAX_JSON_DEPTH } from '../lib/json-depth.ts';
 import { toErrorBody } from '../routers/shared/error-body.ts';
-import { lanes, startConsole, type Reply, type TestConsole } from './support/harness.ts';
+import { guardInput } from '../routers/shared/input-guard.ts';
+import { captureLogs, lanes, startConsole, type Reply, type TestConsole } from './support/harness.ts';
 
 /**
  * Test-only routes, added the way an embedding application adds its own (`c.http` before the first request;
@@ -23,6 +25,58 @@ function addSlowRoute(http: FastifyInstance): { arrived: () => Promise<void> } {
     return { code: '0', data: { slept: ms } };
   });
   return { arrived: () => new Promise<void>((resolve) => waiting.push(resolve)) };
+}
+
+/**
+ * `GET /api/test/held` answers once the test calls `release()` (at once after it), reporting arrivals: a request
+ * kept in flight as long as a test needs, without timing.
+ */
+function addHeldRoute(http: FastifyInstance): { arrived: (count: number) => Promise<void>; release: () => void } {
+  let released: () => void = () => {};
+  const gate = new Promise<void>((resolve) => (released = resolve));
+  let arrivals = 0;
+  const waiting = new Set<() => void>();
+  http.get('/api/test/held', async () => {
+    arrivals++;
+    waiting.forEach((w) => w());
+    await gate;
+    return { code: '0', data: { held: true } };
+  });
+  const arrived = (count: number) =>
+    new Promise<void>((resolve) => {
+      const check = () => {
+        if (arrivals < count) return;
+        waiting.delete(check);
+        resolve();
+      };
+      waiting.add(check);
+      check();
+    });
+  return { arrived, release: () => released() };
+}
+
+/** A raw HTTP/1.1 connection: what the server sends, and when it closes the connection. */
+async function rawConnection(port: number) {
+  const socket = connect(port, '127.0.0.1');
+  let text = '';
+  socket.on('data', (d) => (text += d));
+  const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
+  await new Promise<void>((resolve, reject) => {
+    socket.once('error', reject);
+    socket.once('connect', () => resolve());
+  });
+  // A reset is seen as the missing answer.
+  socket.on('error', () => {});
+  return {
+    socket,
+    closed,
+    text: () => text,
+    send: (path: string) => socket.write(`GET ${path} HTTP/1.1\r\nHost: x\r\nConnection: keep-alive\r\n\r\n`),
+    /** Resolves once `count` answers have come in full (each with a Content-Length). */
+    answers: async (count: number) => {
+      while ((text.match(/HTTP\/1\.1 \d{3} /g) ?? []).length < count || !/\r\n\r\n[^]*[}\]]$/.test(text)) await new Promise((r) => setTimeout(r, 5));
+    },
+  };
 }
 
 const LEAKS = [/\bat .+:\d+:\d+/, /node_modules/, /\/(work|home|tmp|srv|usr)\//, /\bselect\b|\binsert into\b|\bfrom\s+["`]?t/i, /sqlite|postgres|mysql|knex|fastify|FST_|zod/i, /Error:/];
@@ -177,10 +231,12 @@ for (const lane of lanes()) {
   });
 
   describe(`http with server options [${lane.name}]`, () => {
+    const logs = captureLogs('info');
+    const serverErrors = () => logs.lines.filter((l) => (l.level as number) >= 50);
     let t: TestConsole;
     let admin: string;
     before(async () => {
-      t = await startConsole(lane, { server: { trust_proxy: true, cors_origins: ['https://admin.example', 'https://ops.example'], write_timeout: '150ms' } });
+      t = await startConsole(lane, { server: { trust_proxy: true, cors_origins: ['https://admin.example', 'https://ops.example'], write_timeout: '150ms' } }, { logger: logs.logger });
       addSlowRoute(t.c.http);
       admin = await t.login();
     });
@@ -212,6 +268,58 @@ for (const lane of lanes()) {
       assert.equal((await t.request('GET', '/api/auth/me', { token: admin })).status, 200);
     });
 
+    test('a body or input nested deeper than 64 levels is 400 E4001 on /api and /trpc, never a stack overflow', async () => {
+      // In this console: the other one's body limit is smaller than these bodies.
+      const deepObject = (levels: number) => '{"a":'.repeat(levels - 1) + '{}' + '}'.repeat(levels - 1);
+      const deepArray = (levels: number) => '['.repeat(levels) + ']'.repeat(levels);
+      const login = (password: string) => `{"username":"admin","password":${password}}`;
+      for (const [url, raw, token] of [
+        ['/api/auth/login', deepObject(10_000), undefined],
+        ['/api/auth/login', login(deepArray(10_000)), undefined],
+        ['/api/users', deepObject(10_000), admin],
+        ['/api/auth/login', login(deepArray(64)), undefined],
+      ] as const) {
+        const res = await t.request('POST', url, { raw, token });
+        assertErrorEnvelope(res, 400, 'E4001');
+        assert.match(res.body.err, /^body: .*64/, res.text);
+      }
+      // 64 levels in all pass the depth check; the field is then refused for its type.
+      const limit = await t.request('POST', '/api/auth/login', { raw: login(deepArray(63)) });
+      assertErrorEnvelope(limit, 400, 'E4001');
+      assert.match(limit.body.err, /^password: /, limit.text);
+
+      const trpcError = (res: Reply, field: string) => {
+        assert.equal(res.status, 400, res.text);
+        assert.equal(res.body.error.appCode, 'E4001', res.text);
+        assert.match(res.body.error.err, new RegExp(`^${field}: .*64`), res.text);
+      };
+      trpcError(await t.request('POST', '/trpc/auth.login', { raw: deepObject(10_000) }), 'a');
+      trpcError(await t.request('POST', '/trpc/auth.login', { raw: login(deepArray(10_000)) }), 'password');
+      const search = encodeURIComponent(`{"search":${deepArray(10_000)}}`);
+      trpcError(await t.request('GET', `/trpc/users.list?input=${search}`, { token: admin }), 'search');
+      const batchGet = await t.request('GET', `/trpc/users.list,users.list?batch=1&input=${encodeURIComponent(`{"0":{"search":${deepArray(10_000)}},"1":{}}`)}`, { token: admin });
+      assert.equal(batchGet.body[0].error.appCode, 'E4001', batchGet.text);
+      assert.match(batchGet.body[0].error.err, /^search: /);
+      assert.equal(batchGet.body[1].result.data.total >= 1, true, batchGet.text);
+      const batchPost = await t.request('POST', '/trpc/auth.login,auth.login?batch=1', { raw: `{"0":${login(deepArray(10_000))},"1":${deepObject(10_000)}}` });
+      for (const [i, field] of [[0, 'password'], [1, 'a']] as const) {
+        assert.equal(batchPost.body[i].error.appCode, 'E4001', batchPost.text);
+        assert.match(batchPost.body[i].error.err, new RegExp(`^${field}: .*64`));
+      }
+    });
+
+    test('client errors are not logged as server errors, on /api or /trpc', async () => {
+      const before = serverErrors().length;
+      const wrong = { body: { username: 'admin', password: 'wrong-password' } };
+      assert.equal((await t.request('POST', '/api/auth/login', wrong)).status, 401);
+      assert.equal((await t.request('POST', '/trpc/auth.login', wrong)).status, 401);
+      assert.equal((await t.request('GET', '/trpc/auth.me')).status, 401);
+      assert.equal((await t.request('POST', '/trpc/auth.login', { body: { username: 5 } })).status, 400);
+      assert.equal((await t.request('GET', '/trpc/no.such.procedure')).status, 404);
+      assert.equal((await t.request('POST', '/trpc/roles.create', { token: admin, body: { name: 'x\u0000', permissions: [] } })).status, 400);
+      assert.deepEqual(serverErrors().slice(before), []);
+    });
+
     test('an internal failure is 500 E5001 without SQL, paths or stack, on /api and /trpc', async () => {
       // Last in this console: removes a table from under it.
       await t.c.db.knex.schema.dropTable(t.c.db.t.auditLogs);
@@ -221,6 +329,10 @@ for (const lane of lanes()) {
       assert.equal(trpc.body.error.appCode, 'E5001');
       assert.ok(!hasKeyDeep(trpc.body, 'stack'), trpc.text);
       for (const leak of LEAKS) assert.doesNotMatch(trpc.text, leak, trpc.text);
+      // Both are logged, with the cause and its stack.
+      const logged = serverErrors().map((l) => l.msg);
+      assert.ok(logged.includes('request failed') && logged.includes('trpc request failed'), JSON.stringify(logged));
+      assert.ok(serverErrors().every((l) => typeof (l.err as { stack?: unknown } | undefined)?.stack === 'string'));
     });
   });
 
@@ -279,6 +391,48 @@ for (const lane of lanes()) {
         assert.match(raw, /\r\nconnection: close\r\n/i, raw);
         assert.ok(Date.now() - started < 2000, 'the server closed the connection, not the shutdown timeout');
       } finally {
+        await n.close();
+      }
+    });
+
+    test('close() answers every request sent before it, even unread; refuses new connections; 503s new requests on kept-alive ones', async () => {
+      const n = await startConsole(lane, { database: owner.database, server: { shutdown_timeout: '20s', write_timeout: '1m' } }, {}, { keepTables: true });
+      const held = addHeldRoute(n.c.http);
+      const { port } = await n.c.listen();
+      try {
+        const kept = await rawConnection(port);
+        kept.send('/healthz');
+        await kept.answers(1);
+        const inFlight = await Promise.all([0, 1, 2].map(() => rawConnection(port)));
+        for (const c of inFlight) c.send('/api/test/held');
+        await held.arrived(3);
+        const fresh = await Promise.all([0, 1, 2].map(() => rawConnection(port)));
+        while ((await new Promise<number>((resolve, reject) => n.c.http.server.getConnections((e, count) => (e ? reject(e) : resolve(count))))) < 7) await new Promise((r) => setTimeout(r, 5));
+        // Sent, and close() begun, in one go: the server has not read these requests yet when it starts to drain.
+        fresh[0]!.send('/api/test/held');
+        fresh[1]!.send('/readyz');
+        fresh[2]!.send('/healthz');
+        const closing = n.c.close();
+
+        while (n.c.http.server.listening) await new Promise((r) => setTimeout(r, 5));
+        await assert.rejects(rawConnection(port), /ECONNREFUSED/, 'no new connections once draining');
+        kept.send('/api/users');
+        await kept.closed;
+        const refused = kept.text().split(/(?=HTTP\/1\.1 \d{3} )/)[1] ?? '';
+        assert.match(refused, /^HTTP\/1\.1 503 /, kept.text());
+        assert.match(refused, /\r\nconnection: close\r\n/i);
+        assert.equal(JSON.parse(refused.slice(refused.indexOf('\r\n\r\n') + 4)).code, 'E5031', refused);
+
+        held.release();
+        await closing;
+        await Promise.all([...inFlight, ...fresh].map((c) => c.closed));
+        for (const c of [...inFlight, fresh[0]!, fresh[2]!]) {
+          assert.match(c.text(), /^HTTP\/1\.1 200 /, c.text());
+          assert.match(c.text(), /\r\nconnection: close\r\n/i, c.text());
+        }
+        assert.match(fresh[1]!.text(), /^HTTP\/1\.1 503 [^]*"status":"draining"/, '/readyz answers 503 while draining');
+      } finally {
+        held.release();
         await n.close();
       }
     });
@@ -343,5 +497,25 @@ describe('malformed URLs [sqlite]', () => {
     } finally {
       await t.close();
     }
+  });
+});
+
+describe('nesting depth', () => {
+  test('brackets inside strings, escaped quotes included, do not count; the limit is inclusive', () => {
+    const nested = (levels: number) => '['.repeat(levels) + ']'.repeat(levels);
+    assert.equal(jsonTextNestsDeeperThan(nested(MAX_JSON_DEPTH), MAX_JSON_DEPTH), false);
+    assert.equal(jsonTextNestsDeeperThan(nested(MAX_JSON_DEPTH + 1), MAX_JSON_DEPTH), true);
+    assert.equal(jsonTextNestsDeeperThan(JSON.stringify({ a: `\"${'['.repeat(100)}`, b: '{{\\' }), 2), false);
+    // An escaped backslash ends before the quote, which closes the string.
+    assert.equal(jsonTextNestsDeeperThan(`{"a":"\\\\"${'['.repeat(3)}`, 2), true);
+  });
+
+  test('guardInput walks a value nested 100,000 levels without recursion and names the top field', () => {
+    let deep: unknown = {};
+    for (let i = 0; i < 100_000; i++) deep = { a: deep };
+    assert.throws(() => guardInput({ ok: 1, a: deep }), /^Error: a: .*64/);
+    let limit: unknown = 'x\u0000';
+    for (let i = 0; i < MAX_JSON_DEPTH - 1; i++) limit = [limit];
+    assert.throws(() => guardInput(limit), /^Error: 0\.0\.0.*NUL/, 'the deepest level allowed is still walked for NUL characters');
   });
 });

@@ -11,6 +11,7 @@ export const en = {
   'error.body_too_large': 'body is larger than {limit} bytes',
   'error.request_timeout': 'request took too long',
   'error.database_unavailable': 'database unavailable; try again shortly',
+  'error.shutting_down': 'the service is shutting down; send the request again',
 
   'validation.field': '{field}: {reason}',
   'validation.required': 'is required',
@@ -24,6 +25,7 @@ export const en = {
   'validation.max_items': 'must have at most {max} items',
   'validation.uuid': 'must be a UUID',
   'validation.no_nul': 'must not contain NUL characters',
+  'validation.max_depth': 'must not nest objects and arrays more than {max} levels deep',
   'validation.email': 'must be a valid email address',
   'validation.datetime': 'must be an ISO 8601 time',
   'validation.pattern': 'has an invalid format',

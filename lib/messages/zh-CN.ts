@@ -13,6 +13,7 @@ export const zhCN: Catalogue = {
   'error.body_too_large': '请求体超过 {limit} 字节',
   'error.request_timeout': '请求处理超时',
   'error.database_unavailable': '数据库暂时不可用，请稍后重试',
+  'error.shutting_down': '服务正在关闭，请重新发送请求',
 
   'validation.field': '{field}: {reason}',
   'validation.required': '必填',
@@ -26,6 +27,7 @@ export const zhCN: Catalogue = {
   'validation.max_items': '最多 {max} 项',
   'validation.uuid': '必须是 UUID',
   'validation.no_nul': '不能包含 NUL 字符',
+  'validation.max_depth': '对象和数组的嵌套不能超过 {max} 层',
   'validation.email': '必须是有效的电子邮件地址',
   'validation.datetime': '必须是 ISO 8601 时间',
   'validation.pattern': '格式无效',

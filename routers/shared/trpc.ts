@@ -6,7 +6,7 @@ import { andThen, type MaybePromise } from '../../lib/maybe-async.ts';
 import type { Caller, Context, RequestInfo } from './context.ts';
 import { toErrorBody } from './error-body.ts';
 import { onceByKey, type KeyedCall } from './idempotency.ts';
-import { rejectNul } from './no-nul.ts';
+import { guardInput } from './input-guard.ts';
 
 /**
  * The part of trpc-to-openapi's `OpenApiMeta` the routers use, declared here: the package's declarations then do
@@ -58,11 +58,11 @@ const t = initTRPC
 
 export const router = t.router;
 
-/** Every procedure's base: no NUL character in any input string, on both transports (see no-nul.ts). */
+/** Every procedure's base: no input nested too deep or holding a NUL character, on both transports (see input-guard.ts). */
 const procedure = t.procedure.use(
   ({ getRawInput, next }) =>
     andThen(getRawInput(), (raw) => {
-      rejectNul(raw);
+      guardInput(raw);
       return next();
     }) as ReturnType<typeof next>,
 );

@@ -3,14 +3,16 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
-import { NotFoundError, UnavailableError } from '../../lib/errors.ts';
+import { fieldError, NotFoundError, UnavailableError } from '../../lib/errors.ts';
+import { jsonTextNestsDeeperThan, MAX_JSON_DEPTH } from '../../lib/json-depth.ts';
 import { appRouter } from '../../routers/app-router.ts';
 import type { Context } from '../../routers/shared/context.ts';
+import { toErrorBody } from '../../routers/shared/error-body.ts';
 import type { Services } from '../../routers/shared/services.ts';
 import type { ConsoleConfig } from '../config/schema.ts';
 import { traceRequests } from '../tracing/http.ts';
 import type { Tracing } from '../tracing/index.ts';
-import { closeConnectionsWhenDraining } from './draining.ts';
+import { drainConnections, type Drain } from './draining.ts';
 import { sendError } from './envelope.ts';
 import { registerFileRoutes } from './files.ts';
 import { idempotencyOf } from './idempotency-header.ts';
@@ -34,14 +36,16 @@ export interface HttpDeps {
   version: string;
 }
 
-export async function buildHttpApp({ config, services, logger, metrics, tracing, version }: HttpDeps): Promise<FastifyInstance> {
+export async function buildHttpApp({ config, services, logger, metrics, tracing, version }: HttpDeps): Promise<{ app: FastifyInstance; drain: Drain }> {
   const s = config.server;
   const app = Fastify({
     bodyLimit: s.max_upload_size,
     requestTimeout: s.read_timeout,
     trustProxy: s.trust_proxy,
-    forceCloseConnections: 'idle',
-    return503OnClosing: true,
+    // Shutdown is drainOnClose's (draining.ts): fastify's own would drop requests sent but not yet read, and
+    // answer 503 with its own body.
+    forceCloseConnections: false,
+    return503OnClosing: false,
     // A malformed URL (bad percent-escape) fails before routing; it gets the envelope like every other error.
     frameworkErrors: (error, request, reply) => sendError(error, request, reply, logger, s.max_upload_size),
   });
@@ -58,7 +62,7 @@ export async function buildHttpApp({ config, services, logger, metrics, tracing,
   const traced = traceRequests(app, tracing);
   const timeout = enforceWriteTimeout(app, s.write_timeout, (request, reply) => sendError(new UnavailableError('error.request_timeout'), request, reply, logger, s.max_upload_size));
   addRequestHooks(app, [securityHeaders, timeout, registerMetrics(app, metrics, config.metrics.token), traced], traced.enter);
-  closeConnectionsWhenDraining(app);
+  const drain = drainConnections(app, (request, reply) => sendError(new UnavailableError('error.shutting_down'), request, reply, logger, s.max_upload_size));
   if (config.rate_limit.enabled) {
     registerRateLimits(app, {
       loginPerMinute: config.rate_limit.login_per_minute,
@@ -82,6 +86,7 @@ export async function buildHttpApp({ config, services, logger, metrics, tracing,
 
   app.get('/healthz', async () => ({ status: 'ok' }));
   app.get('/readyz', async (_request, reply) => {
+    if (drain.draining) return reply.code(503).send({ status: 'draining' });
     const ready = await services.db.ready();
     return reply.code(ready ? 200 : 503).send({ status: ready ? 'ready' : 'unavailable' });
   });
@@ -94,8 +99,11 @@ export async function buildHttpApp({ config, services, logger, metrics, tracing,
     const parseJson = api.getDefaultJsonParser('error', 'error');
     api.removeContentTypeParser('application/json');
     api.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-      if (String(body).trim() === '') return done(null, undefined);
-      parseJson(request, body as string, done);
+      const text = body as string;
+      if (text.trim() === '') return done(null, undefined);
+      // Refused before it is parsed, so nothing that runs before the procedure's own check walks it either.
+      if (jsonTextNestsDeeperThan(text, MAX_JSON_DEPTH)) return done(fieldError('body', 'validation.max_depth', { max: MAX_JSON_DEPTH }), undefined);
+      parseJson(request, text, done);
     });
     api.get('/openapi.json', async () => document);
     registerRestRoutes(api, appRouter, createContext);
@@ -108,8 +116,10 @@ export async function buildHttpApp({ config, services, logger, metrics, tracing,
       registerTrpcRoutes(trpc, {
         router: appRouter,
         createContext,
+        // tRPC calls every error a procedure throws INTERNAL_SERVER_ERROR; a client's mistake (a wrong password,
+        // bad input) is not a server failure, here as on /api (envelope.ts).
         onError: ({ error }) => {
-          if (error.code === 'INTERNAL_SERVER_ERROR') logger.error({ err: error.cause ?? error }, 'trpc request failed');
+          if (toErrorBody(error, 'en').status >= 500) logger.error({ err: error.cause ?? error }, 'trpc request failed');
         },
       }),
     { prefix: '/trpc' },
@@ -126,5 +136,5 @@ export async function buildHttpApp({ config, services, logger, metrics, tracing,
     // BaseLayout: without the explorer top bar, whose inline-SVG logo carries a <style> the CSP refuses.
     uiConfig: { persistAuthorization: true, deepLinking: true, layout: 'BaseLayout' },
   });
-  return app;
+  return { app, drain };
 }
