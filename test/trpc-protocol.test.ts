@@ -113,6 +113,18 @@ for (const lane of lanes()) {
       }
     });
 
+    test('HTTP metrics name each procedure; batches and unknown names share one label', async () => {
+      const headers = { authorization: `Bearer ${token}` };
+      await fetch(`${base}/trpc/auth.me`, { headers });
+      await fetch(`${base}/trpc/auth.me,permissions.list?batch=1`, { headers });
+      await fetch(`${base}/trpc/no.such${Math.random()}`, { headers });
+      const scraped = await (await fetch(`${base}/metrics`)).text();
+      assert.match(scraped, /http_requests_total\{method="GET",route="\/trpc\/auth\.me",status="200"\} [1-9]/);
+      assert.match(scraped, /http_requests_total\{method="GET",route="\/trpc\/:path",status="200"\} [1-9]/);
+      assert.match(scraped, /http_requests_total\{method="GET",route="\/trpc\/:path",status="404"\} [1-9]/);
+      assert.doesNotMatch(scraped, /route="\/trpc\/no\.such/);
+    });
+
     test('every procedure answers alike through /api, /trpc and tRPC’s own caller', async () => {
       const samples: Record<string, unknown> = {
         'users.list': { page_size: 5 },

@@ -21,12 +21,10 @@ export function traceIdOf(request: FastifyRequest): string | undefined {
   return t && trace.getSpanContext(t.ctx)?.traceId;
 }
 
-/** `GET /api/users/:id`; tRPC's single route is named by its procedure, a bounded set like route templates. */
+/** `GET /api/users/:id`, `GET /trpc/users.list` (each procedure has its route; batches share `/trpc/:path`). */
 function spanName(request: FastifyRequest): string {
   const template = request.routeOptions.url;
-  if (!template) return request.method;
-  if (template.startsWith('/trpc/')) return `${request.method} /trpc/${(request.params as { path?: string }).path ?? ''}`;
-  return `${request.method} ${template}`;
+  return template ? `${request.method} ${template}` : request.method;
 }
 
 function startServerSpan(tracing: Tracing, request: FastifyRequest, parent: Context): RequestTrace {
