@@ -20,6 +20,7 @@ import type { Actor, Caller, RequestInfo } from '../shared/context.ts';
 import { cachedPage, type FeedCache, type PageQuery } from '../shared/feed-cache.ts';
 import { page } from '../shared/schemas.ts';
 import { effectiveStatus, lockEndsAt, toUserJson, type UserJson } from './schemas.ts';
+import { searchUsers, type UserKeys } from './search.ts';
 
 type MeJson = UserJson & { roles: { id: string; name: string; permissions: string[] }[]; permissions: string[] };
 
@@ -57,11 +58,13 @@ export class UserService {
     private readonly settings: SettingsService,
     private readonly audit: AuditWriter,
     private readonly pages: FeedCache<StoredPage>,
+    private readonly keys: FeedCache<UserKeys>,
     private readonly mailer: Mailer,
   ) {}
 
   list(p: PageQuery) {
-    return andThen(cachedPage(this.pages, p, (q) => listUsers(this.db, q)), (stored) => this.shown(stored, p));
+    const load = (q: { offset: number; limit: number; search?: string }) => (q.search ? searchUsers(this.db, this.keys, { ...q, search: q.search }) : listUsers(this.db, q));
+    return andThen(cachedPage(this.pages, p, load), (stored) => this.shown(stored, p));
   }
 
   /**
