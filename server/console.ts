@@ -136,7 +136,7 @@ async function assemble(config: ConsoleConfig, logger: Logger, options: ConsoleO
   const tasks = await assembleTasks({ config, db, feed, settings, registry: metrics.registry, logger, audit, logSinks, tracer: taskTracer(tracing) });
   const smtp = new SmtpService(db, encryptKeyProvider(config.global.encrypt_key, db.dialect.localKeyFolder?.(db.options), logger), audit, logger, options.mailTls);
   const mailer = new Mailer(smtp, new MailTemplates(config.mail.template_path, config.server.root_url), metrics.mailSent, logger);
-  const users = new UserService(db, identities, hasher, settings, audit, new FeedCache(feed, [USERS_CHANNEL, ROLES_CHANNEL], config.cache.size), mailer);
+  const users = new UserService(db, identities, hasher, settings, audit, new FeedCache(feed, [USERS_CHANNEL, ROLES_CHANNEL], config.cache.size), new FeedCache(feed, [USERS_CHANNEL], 1), mailer);
   const auth = new AuthService(db, identities, tokens, hasher, settings, audit, mailer);
   const oauth = new OAuthService(db, auth, users, hasher, new StateSigner(jwtSecret), { enabled: config.oauth.enabled, providers: config.oauth.providers, timeoutMs: config.oauth.timeout, rootUrl: config.server.root_url }, logger);
   const services: Services = {

@@ -85,6 +85,18 @@ for (const lane of lanes()) {
       });
     });
 
+    test('a user search on B finds a user created on A and loses one deleted on A within 2 s (B searches kept keys)', async () => {
+      const search = async (term: string) => (await b.request('GET', `/api/users?search=${term}`, { token: adminB })).body as { total: number; data: { id: string }[] };
+      const marker = `kx${Date.now().toString(36)}`;
+      assert.equal((await search(marker)).total, 0, 'B has loaded the keys of the live users');
+      const created = await a.request('POST', '/api/users', { token: adminA, body: { username: `${marker}one`, email: `${marker}@example.test`, password: 'a-long-password-1' } });
+      assert.equal(created.status, 201, created.text);
+      // A term B has not been asked for: no cached page stands between it and the keys.
+      await within(2000, 'new user in a search on B', async () => (await search(`${marker}on`)).data[0]?.id === created.body.data.id);
+      assert.equal((await a.request('DELETE', `/api/users/${created.body.data.id}`, { token: adminA })).status, 200);
+      await within(2000, 'deleted user gone from a search on B', async () => (await search(`${marker.toUpperCase()}O`)).total === 0);
+    });
+
     test('logout on A rejects the token on B within 2 s', async () => {
       const token = await a.login();
       assert.equal((await b.request('GET', '/api/auth/me', { token })).status, 200, 'B has the session cached');

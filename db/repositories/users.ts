@@ -31,18 +31,33 @@ export async function findUserByLogin(db: Database, login: string): Promise<User
   return (await db.models.User.query().findOne(column, login.toLowerCase()).withGraphFetched(withRoles)) as UserWithRoles | undefined;
 }
 
+const newestFirst: { column: string; order: 'desc' }[] = [{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }];
+
+/** Users as lists show them: with their roles' id and name. */
+function withRoleNames(db: Database, query: ReturnType<Database['models']['User']['query']>) {
+  const { Role } = db.models;
+  return query.withGraphFetched('roles').modifyGraph('roles', (b) => b.select(`${Role.tableName}.id`, `${Role.tableName}.name`));
+}
+
 export async function listUsers(db: Database, opts: { offset: number; limit: number; search?: string }): Promise<{ rows: UserWithRoles[]; total: number }> {
-  const { User, Role } = db.models;
-  const query = User.query();
+  const query = db.models.User.query();
   if (opts.search) query.onBuildKnex((knexQuery) => whereContains(knexQuery, ['username', 'email'], opts.search!));
   const total = await query.clone().resultSize();
-  const rows = (await query
-    .orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }])
-    .offset(opts.offset)
-    .limit(opts.limit)
-    .withGraphFetched('roles')
-    .modifyGraph('roles', (b) => b.select(`${Role.tableName}.id`, `${Role.tableName}.name`))) as UserWithRoles[];
+  const rows = (await withRoleNames(db, query.orderBy(newestFirst).offset(opts.offset).limit(opts.limit))) as UserWithRoles[];
   return { rows, total };
+}
+
+/** Every live user's id and lower-cased username and email, newest first (the order of listUsers). */
+export async function listLiveUserKeys(db: Database): Promise<{ id: string; username_key: string; email_key: string }[]> {
+  return (await db.knex(db.t.users).whereNull('deleted_at').orderBy(newestFirst).select('id', 'username_key', 'email_key')) as { id: string; username_key: string; email_key: string }[];
+}
+
+/** The live users of `ids` with their roles' id and name, in the order of `ids` (one removed since is left out). */
+export async function findUsersWithRoleNames(db: Database, ids: string[]): Promise<UserWithRoles[]> {
+  if (!ids.length) return [];
+  const rows = (await withRoleNames(db, db.models.User.query().whereIn('id', ids))) as UserWithRoles[];
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  return ids.flatMap((id) => byId.get(id) ?? []);
 }
 
 /** Which of username / email is already held by a live user (other than `exceptId`). */

@@ -70,7 +70,7 @@ export const authRouter = router({
     .meta({ openapi: { method: 'GET', path: '/auth/me', tags, summary: 'The current user with roles and permissions' } })
     .input(noInput)
     .output(meSchema)
-    .query(({ ctx }) => ctx.services.users.me(ctx.caller, () => ctx.services.permissions.list().map((p) => p.code))),
+    .query(({ ctx }) => ctx.services.users.me(ctx.caller, () => ctx.services.permissions.codes())),
 
   logout: authedProcedure
     .meta({ openapi: { method: 'POST', path: '/auth/logout', tags, summary: 'End this session' } })

@@ -58,6 +58,8 @@ const BUILT_IN: Declared[] = [
 /** The permissions this service knows: the built-in ones plus what an embedding application registers. */
 export class PermissionCatalogue {
   private readonly byCode = new Map<string, Declared>();
+  /** The codes, sorted, until the next registration (an administrator's GET /auth/me answers them all). */
+  private sortedCodes: readonly string[] | undefined;
 
   constructor() {
     for (const p of BUILT_IN) this.byCode.set(p.code, p);
@@ -67,6 +69,12 @@ export class PermissionCatalogue {
   register(permission: Permission & { defaultRoles?: DefaultRole[] }): void {
     const parsed = permissionSchema.parse(permission);
     this.byCode.set(parsed.code, { ...parsed, roles: permission.defaultRoles ?? [] });
+    this.sortedCodes = undefined;
+  }
+
+  /** Every code, sorted; the same frozen array until a permission is registered. */
+  codes(): readonly string[] {
+    return (this.sortedCodes ??= Object.freeze([...this.byCode.keys()].sort()));
   }
 
   has(code: string): boolean {

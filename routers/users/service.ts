@@ -20,6 +20,7 @@ import type { Actor, Caller, RequestInfo } from '../shared/context.ts';
 import { cachedPage, type FeedCache, type PageQuery } from '../shared/feed-cache.ts';
 import { page } from '../shared/schemas.ts';
 import { effectiveStatus, lockEndsAt, toUserJson, type UserJson } from './schemas.ts';
+import { searchUsers, type UserKeys } from './search.ts';
 
 type MeJson = UserJson & { roles: { id: string; name: string; permissions: string[] }[]; permissions: string[] };
 
@@ -48,7 +49,7 @@ type StoredPage = { rows: UserWithRoles[]; total: number };
 
 export class UserService {
   private readonly views = new WeakMap<StoredPage, { view: ReturnType<typeof page<UserJson>>; until: number }>();
-  private readonly ownViews = new WeakMap<Identity, { view: MeJson; catalogueSize: number | undefined }>();
+  private readonly ownViews = new WeakMap<Identity, { view: MeJson; codes: readonly string[] | undefined }>();
 
   constructor(
     private readonly db: Database,
@@ -57,11 +58,13 @@ export class UserService {
     private readonly settings: SettingsService,
     private readonly audit: AuditWriter,
     private readonly pages: FeedCache<StoredPage>,
+    private readonly keys: FeedCache<UserKeys>,
     private readonly mailer: Mailer,
   ) {}
 
   list(p: PageQuery) {
-    return andThen(cachedPage(this.pages, p, (q) => listUsers(this.db, q)), (stored) => this.shown(stored, p));
+    const load = (q: { offset: number; limit: number; search?: string }) => (q.search ? searchUsers(this.db, this.keys, { ...q, search: q.search }) : listUsers(this.db, q));
+    return andThen(cachedPage(this.pages, p, load), (stored) => this.shown(stored, p));
   }
 
   /**
@@ -93,17 +96,18 @@ export class UserService {
    * Every page load of a frontend asks for it: built from the identity the request was authenticated with and
    * kept, frozen, as long as that identity is (it is dropped on any change to users or roles on any node).
    */
-  me(caller: Caller, everyPermission: () => string[]) {
+  me(caller: Caller, everyPermission: () => readonly string[]) {
     return andThen(this.identities.identity(caller.id), (identity) => {
       if (!identity) throw new NotFoundError('user.not_found');
+      // The catalogue answers the same sorted array until a permission is registered.
       const codes = identity.isAdmin ? everyPermission() : undefined;
       const kept = this.ownViews.get(identity);
-      if (kept && kept.catalogueSize === codes?.length) return kept.view;
+      if (kept && kept.codes === codes) return kept.view;
       const user = identity.user;
       const roles = (user.roles ?? []).map((r) => ({ id: r.id, name: r.name, permissions: (r.permissions ?? []).map((p) => p.permission).sort() }));
-      const view = { ...toUserJson(user), roles, permissions: codes ? [...codes].sort() : [...new Set(roles.flatMap((r) => r.permissions))].sort() };
+      const view = { ...toUserJson(user), roles, permissions: codes ? [...codes] : [...new Set(roles.flatMap((r) => r.permissions))].sort() };
       // A lock that ends by time alone changes the status shown: such a view is not kept.
-      if (lockEndsAt(user) <= Date.now()) this.ownViews.set(identity, { view: deepFreeze(view), catalogueSize: codes?.length });
+      if (lockEndsAt(user) <= Date.now()) this.ownViews.set(identity, { view: deepFreeze(view), codes });
       return view;
     });
   }
