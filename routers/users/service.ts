@@ -107,7 +107,8 @@ export class UserService {
       const roles = (user.roles ?? []).map((r) => ({ id: r.id, name: r.name, permissions: (r.permissions ?? []).map((p) => p.permission).sort() }));
       const view = { ...toUserJson(user), roles, permissions: codes ? [...codes] : [...new Set(roles.flatMap((r) => r.permissions))].sort() };
       // A lock that ends by time alone changes the status shown: such a view is not kept.
-      if (lockEndsAt(user) <= Date.now()) this.ownViews.set(identity, { view: deepFreeze(view), codes });
+      const lockEnds = lockEndsAt(user);
+      if (lockEnds === Infinity || lockEnds <= Date.now()) this.ownViews.set(identity, { view: deepFreeze(view), codes });
       return view;
     });
   }

@@ -102,7 +102,7 @@ function bodyInput(body: unknown): Record<string, unknown> {
  */
 export function registerRestRoutes(app: FastifyInstance, router: AnyTRPCRouter, createContext: (request: FastifyRequest, reply: FastifyReply) => Context): void {
   for (const route of restRoutes(router)) {
-    /** Serialised bodies of the route's frozen list answers, which do not change. */
+    /** Serialised bodies of the route's deep-frozen answers, which do not change. */
     const bodies = new WeakMap<object, string>();
     const readsQuery = route.method === 'GET' || route.method === 'DELETE';
     const status = route.meta.successStatus ?? 200;
@@ -128,11 +128,11 @@ export function registerRestRoutes(app: FastifyInstance, router: AnyTRPCRouter, 
         const output = runProcedure(route.procedure, { ctx: createContext(request, reply), path: route.path, type: route.procedure._def.type, getRawInput: () => input, signal: undefined, batchIndex: 0 });
         return andThen(output, (data) => {
           reply.code(status).type('application/json; charset=utf-8');
-          if (!route.meta.list) return serialize(reply, { code: '0', data });
-          // A deep-frozen page (validated once, see run-procedure.ts) is serialised once.
-          if (!isDeepFrozen(data)) return serialize(reply, { code: '0', ...(data as object) });
+          const enveloped = () => serialize(reply, route.meta.list ? { code: '0', ...(data as object) } : { code: '0', data });
+          // A deep-frozen answer (a cached page or view, validated once: see run-procedure.ts) is serialised once.
+          if (!isDeepFrozen(data)) return enveloped();
           let body = bodies.get(data);
-          if (body === undefined) bodies.set(data, (body = serialize(reply, { code: '0', ...data })));
+          if (body === undefined) bodies.set(data, (body = enveloped()));
           return body;
         });
       },

@@ -134,9 +134,8 @@ export function registerTrpcRoutes(app: FastifyInstance, { router, createContext
     return andThen(all(calls.map((call, index) => outcome(router, call, ctx, index, onError))), (done) => {
       const outcomes = done.map((d) => d.outcome);
       reply.code(getHTTPStatusCode(batch ? outcomes : outcomes[0]!, done.map((d) => d.error)));
-      if (batch) return JSON.stringify(outcomes);
-      const only = outcomes[0]!;
-      return 'result' in only ? serialised(calls[0]!.path, only.result.data) : JSON.stringify(only);
+      const texts = outcomes.map((o, index) => ('result' in o ? serialised(calls[index]!.path, o.result.data) : JSON.stringify(o)));
+      return batch ? `[${texts.join(',')}]` : texts[0]!;
     });
   };
 
