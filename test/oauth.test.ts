@@ -92,6 +92,7 @@ for (const lane of lanes()) {
           provider('slow', { ...mock.urls, token_url: `${silent.url}/token` }, { auto_create_user: true }),
           openid('oidc', oidc.issuer),
           openid('oidclate', `http://127.0.0.1:${latePort}`),
+          openid('oidcslow', silent.url),
         ],
       };
       t = await startConsole(
@@ -449,7 +450,10 @@ for (const lane of lanes()) {
       assert.ok(logs.lines.some((l) => l.provider === 'oidc' && l.check === 'nonce'));
     });
 
-    test('a provider whose discovery fails answers 503 E5031 and is discovered again later', async () => {
+    test('a provider whose discovery fails or hangs answers 503 E5031 within oauth.timeout and is discovered again later', async () => {
+      const started = performance.now();
+      assertError(await t.request('GET', '/api/auth/oauth/oidcslow/authorize'), 503, 'E5031', /oidcslow.*OpenID configuration/);
+      assert.ok(performance.now() - started < 3000, 'a hung discovery answered within the timeout');
       assertError(await t.request('GET', '/api/auth/oauth/oidclate/authorize'), 503, 'E5031', /oidclate.*OpenID configuration/);
       assert.ok(logs.lines.some((l) => l.provider === 'oidclate' && /discovery failed/.test(String(l.msg))));
       const late = await startOidcProvider({ ...CLIENT, redirectUris: [`${base}/api/auth/oauth/oidclate/callback`] }, { dave: { email: 'dave@example.test', preferred_username: 'dave' } }, latePort);

@@ -51,6 +51,7 @@ export class ProviderClient {
 
   /** Starts discovery without waiting for it, so that the first login does not pay for it and startup never waits. */
   warmUp(): void {
+    if (!this.p.issuer) return;
     this.config().catch(() => undefined);
   }
 

@@ -56,6 +56,10 @@ export class OAuthService {
   ) {
     this.providers = new Map(options.enabled ? options.providers.map((p) => [p.name, p]) : []);
     this.clients = new Map([...this.providers.values()].map((p) => [p.name, new ProviderClient(p, options.timeoutMs, logger)]));
+  }
+
+  /** Starts every provider's discovery without waiting for it (when the server starts listening). */
+  warmUp(): void {
     for (const client of this.clients.values()) client.warmUp();
   }
 
