@@ -35,10 +35,10 @@ const nonceOf = (verifier: string) => createHash('sha256').update(`oidc-nonce:${
 type ProviderAccount = Omit<OAuthLink, 'user_id'>;
 
 /**
- * Login through external OAuth providers (docs/decisions.md, "OAuth login"): authorization with a signed, single-use, expiring state
- * and PKCE; code exchange and user info at the provider; the account linked by (provider, subject), matched
- * to an existing user by a verified email, or created when the provider allows it; then a session exactly as
- * a password login opens one.
+ * Login through external OAuth providers (docs/decisions.md, "OAuth login"): authorization with a signed,
+ * single-use, expiring state, PKCE and (OpenID) a nonce; code exchange, ID token checks and user info at the
+ * provider; the account linked by (provider, subject), matched to an existing user by a verified email, or
+ * created when the provider allows it; then a session exactly as a password login opens one.
  */
 export class OAuthService {
   private readonly providers: Map<string, OAuthProviderConfig>;
