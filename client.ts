@@ -137,6 +137,7 @@ export type AppRouter = TRPCBuiltRouter<Root, {
         name: string;
         code?: string | undefined;
         error?: string | undefined;
+        iss?: string | undefined;
       };
       output: {
         token: string;

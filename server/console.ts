@@ -188,6 +188,7 @@ async function assemble(config: ConsoleConfig, logger: Logger, options: ConsoleO
       const address = http.server.address();
       const port = typeof address === 'object' && address ? address.port : config.server.port;
       logger.info({ host: config.server.host, port }, 'console listening');
+      services.oauth.warmUp();
       return { port, host: config.server.host };
     },
     close() {

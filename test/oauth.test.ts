@@ -4,7 +4,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { decodeJwt, SignJWT } from 'jose';
+import { decodeJwt, generateKeyPair, SignJWT } from 'jose';
 import { ConfigError, loadConfig } from '../server/config/load.ts';
 import type { ConsoleConfigInput } from '../server/config/schema.ts';
 import { mapProfile, readPath } from '../routers/oauth/field-mapping.ts';
@@ -37,6 +37,8 @@ for (const lane of lanes()) {
   describe(`oauth [${lane.name}]`, () => {
     let mock: MockProvider;
     let oidc: OidcProvider;
+    /** The OpenID provider `oidclate` is configured for, absent at startup. */
+    let latePort: number;
     let silent: Awaited<ReturnType<typeof startSilentServer>>;
     let t: TestConsole;
     /** A second node on the same database, with server.root_url set. */
@@ -50,8 +52,24 @@ for (const lane of lanes()) {
       silent = await startSilentServer();
       const port = await freePort();
       base = `http://127.0.0.1:${port}`;
-      oidc = await startOidcProvider({ ...CLIENT, redirectUri: `${base}/api/auth/oauth/oidc/callback` }, {
+      oidc = await startOidcProvider({ ...CLIENT, redirectUris: ['oidc', 'oidclate'].map((name) => `${base}/api/auth/oauth/${name}/callback`) }, {
         alice: { email: 'alice@example.test', email_verified: true, name: 'Alice Admin', preferred_username: 'alice' },
+        bob: { email: 'bob@example.test', email_verified: true, preferred_username: 'bob' },
+        carol: { email: 'carol@example.test', email_verified: true, preferred_username: 'carol' },
+      });
+      latePort = await freePort();
+      // Discovery only: no endpoint addresses. Roles and the avatar are claims only an ID token may carry here.
+      const openid = (name: string, issuer: string): Provider => ({
+        name,
+        client_id: CLIENT.id,
+        client_secret: CLIENT.secret,
+        issuer,
+        redirect_url: `${base}/api/auth/oauth/${name}/callback`,
+        username_field: 'preferred_username',
+        full_name_field: 'name',
+        avatar_field: 'picture',
+        role_field: 'groups',
+        auto_create_user: true,
       });
       const oauth = {
         enabled: true,
@@ -72,7 +90,9 @@ for (const lane of lanes()) {
           provider('wrongsecret', mock.urls, { client_secret: 'not-the-secret', auto_create_user: true }),
           provider('down', { ...mock.urls, token_url: `http://127.0.0.1:${await closedPort()}/token` }, { auto_create_user: true }),
           provider('slow', { ...mock.urls, token_url: `${silent.url}/token` }, { auto_create_user: true }),
-          provider('oidc', oidc.urls, { redirect_url: `${base}/api/auth/oauth/oidc/callback`, username_field: 'preferred_username', full_name_field: 'name', auto_create_user: true }),
+          openid('oidc', oidc.issuer),
+          openid('oidclate', `http://127.0.0.1:${latePort}`),
+          openid('oidcslow', silent.url),
         ],
       };
       t = await startConsole(
@@ -104,6 +124,11 @@ for (const lane of lanes()) {
     }
     const postCallback = (node: TestConsole, name: string, body: Record<string, unknown>, headers?: Record<string, string>) =>
       node.request('POST', `/api/auth/oauth/${name}/callback`, { body, headers });
+    /** A browser logging in as `login` at the OpenID provider through `name`: the callback's answer. */
+    async function oidcLogin(login: string, name = 'oidc'): Promise<Reply> {
+      const res = await browse(`${base}/api/auth/oauth/${name}/authorize`, devInteractionForm(login));
+      return { status: res.status, text: res.text, body: JSON.parse(res.text), headers: {} };
+    }
     async function loginAt(name: string, node = t): Promise<Reply> {
       const { code, state } = await authorizeAt(node, name);
       return postCallback(node, name, { code, state });
@@ -366,7 +391,11 @@ for (const lane of lanes()) {
       assert.match(String(mock.tokenRequests.at(-1)!.headers.traceparent), new RegExp(`^00-${TRACE}-[0-9a-f]{16}-01$`));
     });
 
-    test('end to end through a real OpenID provider: login form, consent, callback', async () => {
+    test('end to end through a real OpenID provider configured by its issuer only: discovery, login form, consent, callback', async () => {
+      const start = await t.request('GET', '/api/auth/oauth/oidc/authorize');
+      const sent = new URL(String(start.headers.location));
+      assert.equal(`${sent.origin}${sent.pathname}`, oidc.urls.auth_url, 'the discovered authorization endpoint');
+      assert.match(sent.searchParams.get('nonce')!, /^[A-Za-z0-9_-]{43}$/, 'a nonce is sent');
       const res = await browse(`${base}/api/auth/oauth/oidc/authorize`, devInteractionForm('alice'));
       assert.equal(res.status, 200, `${res.hops.join(' | ')}: ${res.text}`);
       assert.ok(res.hops.some((h) => h.startsWith('POST /interaction/')), `the login form was filled: ${res.hops.join(' | ')}`);
@@ -376,6 +405,74 @@ for (const lane of lanes()) {
       assert.equal(data.user.email, 'alice@example.test');
       assert.equal(data.user.full_name, 'Alice Admin');
       assert.equal(ok(await t.request('GET', '/api/auth/me', { token: data.token })).id, data.user.id);
+    });
+
+    test('claims of the verified ID token fill the mapped fields the user info lacks; a matching at_hash passes', async () => {
+      oidc.changeNextTokenAnswer(async (answer) => {
+        const claims = decodeJwt(answer.id_token!);
+        const digest = createHash('sha256').update(answer.access_token!).digest();
+        const at_hash = digest.subarray(0, 16).toString('base64url');
+        return { ...answer, id_token: await oidc.sign({ ...claims, at_hash, groups: ['operator'], picture: 'https://img.example/bob.png', email: 'decoy@example.test' }) };
+      });
+      const { user } = ok(await oidcLogin('bob'));
+      assert.equal(user.username, 'bob');
+      assert.equal(user.email, 'bob@example.test', 'the user info’s own email wins');
+      assert.equal(user.avatar, 'https://img.example/bob.png');
+      assert.deepEqual(user.roles.map((r: { name: string }) => r.name), ['operator']);
+    });
+
+    test('a bad ID token gets 401 E4011 naming the failed check and an audit record; nobody is created', async () => {
+      const before = await userCount();
+      const { privateKey: foreignKey } = await generateKeyPair('RS256');
+      const now = Math.floor(Date.now() / 1000);
+      const cases: [string, (claims: Record<string, unknown>) => Promise<string>][] = [
+        ['signature', (claims) => oidc.sign(claims, foreignKey)],
+        ['aud', (claims) => oidc.sign({ ...claims, aud: 'another-client' })],
+        ['iss', (claims) => oidc.sign({ ...claims, iss: 'https://elsewhere.example' })],
+        ['exp', (claims) => oidc.sign({ ...claims, iat: now - 3600, exp: now - 600 })],
+        ['at_hash', (claims) => oidc.sign({ ...claims, at_hash: 'AAAAAAAAAAAAAAAAAAAAAA' })],
+      ];
+      for (const [check, forge] of cases) {
+        oidc.changeNextTokenAnswer(async (answer) => ({ ...answer, id_token: await forge(decodeJwt(answer.id_token!)) }));
+        assertError(await oidcLogin('carol'), 401, 'E4011', new RegExp(`ID token failed the ${check} check`));
+        const refused = (await audit('login_failed')).find((r) => r.details.provider === 'oidc');
+        assert.match(String(refused?.details.reason), new RegExp(`${check} check`), `${check}: audited`);
+      }
+      assert.equal(await userCount(), before);
+    });
+
+    test('a replayed token answer (an earlier login’s valid ID token) fails the nonce check', async () => {
+      let earlier: Record<string, unknown> | undefined;
+      oidc.changeNextTokenAnswer((answer) => (earlier = answer));
+      ok(await oidcLogin('alice'));
+      oidc.changeNextTokenAnswer(() => earlier!);
+      assertError(await oidcLogin('alice'), 401, 'E4011', /ID token failed the nonce check/);
+      assert.ok(logs.lines.some((l) => l.provider === 'oidc' && l.check === 'nonce'));
+    });
+
+    test('a provider whose discovery fails or hangs answers 503 E5031 within oauth.timeout and is discovered again later', async () => {
+      const started = performance.now();
+      assertError(await t.request('GET', '/api/auth/oauth/oidcslow/authorize'), 503, 'E5031', /oidcslow.*OpenID configuration/);
+      assert.ok(performance.now() - started < 3000, 'a hung discovery answered within the timeout');
+      assertError(await t.request('GET', '/api/auth/oauth/oidclate/authorize'), 503, 'E5031', /oidclate.*OpenID configuration/);
+      assert.ok(logs.lines.some((l) => l.provider === 'oidclate' && /discovery failed/.test(String(l.msg))));
+      const late = await startOidcProvider({ ...CLIENT, redirectUris: [`${base}/api/auth/oauth/oidclate/callback`] }, { dave: { email: 'dave@example.test', preferred_username: 'dave' } }, latePort);
+      try {
+        const { user } = ok(await oidcLogin('dave', 'oidclate'));
+        assert.equal(user.username, 'dave');
+      } finally {
+        await late.close();
+      }
+    });
+
+    test('a provider configured without issuer that sends an ID token is refused: it cannot be checked', async () => {
+      mock.user = { sub: `sub-${unique()}`, email: `${unique('it')}@corp.test` };
+      mock.sendIdToken = true;
+      try {
+        assertError(await loginAt('post'), 401, 'E4011', /post sent an ID token.*set issuer/);
+      } finally {
+        mock.sendIdToken = false;
+      }
     });
 
     test('client secrets appear in no answer, audit record or log line', async () => {
@@ -414,6 +511,17 @@ describe('oauth configuration', () => {
     assert.equal(p.token_auth_method, 'client_secret_basic');
     assert.deepEqual([p.email_field, p.username_field, p.full_name_field, p.avatar_field, p.auto_create_user], ['email', 'username', 'fullName', 'avatar', false]);
     assert.equal(load({}).oauth.timeout, 10_000);
+  });
+
+  test('the endpoint addresses are required without issuer, optional with it', () => {
+    const { auth_url: _a, token_url: _t, user_info_url: _u, ...bare } = gh;
+    for (const key of ['auth_url', 'token_url', 'user_info_url'] as const) {
+      assert.throws(() => load({ providers: [{ ...gh, [key]: undefined }] }), (e: Error) => e.message.includes(`oauth.providers.0.${key}: is required when issuer is not set`));
+    }
+    const p = load({ providers: [{ ...bare, issuer: 'https://sso.example/realms/main' }] }).oauth.providers[0]!;
+    assert.equal(p.issuer, 'https://sso.example/realms/main');
+    assert.equal(p.auth_url, undefined);
+    assert.throws(() => load({ providers: [{ ...bare, issuer: 'not a url' }] }), /oauth\.providers\.0\.issuer/);
   });
 
   test('redirect_url is required without server.root_url; names are unique; the secret is never repeated', () => {

@@ -70,3 +70,22 @@ export function mapProfile(info: Json, names: FieldNames): Profile {
     roles: names.role_field ? roleNames(readPath(info, names.role_field)) : [],
   };
 }
+
+/**
+ * The user info's profile, with what it lacks taken from the verified ID token's claims (read through the same
+ * field names). The subject is the ID token's, which the user info was checked to match; an email comes with
+ * its own source's verification, never one source's address with the other's `email_verified`.
+ */
+export function fillProfile(info: Profile, idToken: Profile | undefined): Profile {
+  if (!idToken) return info;
+  const email = info.email !== undefined ? info : idToken;
+  return {
+    subject: idToken.subject ?? info.subject,
+    email: email.email,
+    emailVerified: email.emailVerified,
+    username: info.username ?? idToken.username,
+    fullName: info.fullName || idToken.fullName,
+    avatar: info.avatar || idToken.avatar,
+    roles: info.roles.length ? info.roles : idToken.roles,
+  };
+}

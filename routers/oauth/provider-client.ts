@@ -1,104 +1,213 @@
-import { createHash } from 'node:crypto';
 import { context, propagation } from '@opentelemetry/api';
+import * as oidc from 'openid-client';
 import type { Logger } from 'pino';
-import { UnauthorizedError, UnavailableError } from '../../lib/errors.ts';
+import { AppError, UnauthorizedError, UnavailableError } from '../../lib/errors.ts';
+import { atHashMatches, idTokenCheck } from './id-token.ts';
 import { isJsonObject, type Json, type OAuthProviderConfig } from './schemas.ts';
 
-/** PKCE S256 (RFC 7636): the challenge sent with the authorization request. */
-const pkceChallenge = (verifier: string) => createHash('sha256').update(verifier).digest('base64url');
-
-/** The provider's authorization address for one login; parameters already in `auth_url` are kept. */
-export function authorizationUrl(p: OAuthProviderConfig, login: { redirectUri: string; state: string; verifier: string }): string {
-  const url = new URL(p.auth_url);
-  const q = url.searchParams;
-  q.set('response_type', 'code');
-  q.set('client_id', p.client_id);
-  q.set('redirect_uri', login.redirectUri);
-  q.set('scope', p.scopes);
-  q.set('state', login.state);
-  q.set('code_challenge', pkceChallenge(login.verifier));
-  q.set('code_challenge_method', 'S256');
-  return url.href;
+/** What one login sends the provider and checks its answer against. */
+export interface Login {
+  redirectUri: string;
+  state: string;
+  /** The PKCE verifier (RFC 7636); the provider gets its S256 challenge. */
+  verifier: string;
+  /** Sent to an OpenID provider, which must put it in the ID token. */
+  nonce?: string;
 }
 
-// RFC 6749 §2.3.1: the client id and secret are form-encoded before they are joined for HTTP Basic.
-const formEncode = (value: string) => encodeURIComponent(value).replace(/%20/g, '+');
-
-function parseBody(text: string, contentType: string): unknown {
-  if (contentType.includes('application/x-www-form-urlencoded')) return Object.fromEntries(new URLSearchParams(text));
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
+/** What the provider says about the account: its user info and the claims of its verified ID token, each when it has one. */
+export interface ProviderAnswer {
+  userInfo?: Json;
+  idToken?: Json;
 }
+
+/** A provider configured without an issuer has no ID tokens to expect: any it sends names another issuer than this. */
+const noIssuer = (name: string) => `urn:console:oauth2-without-issuer:${name}`;
+
+const headerSetter = { set: (carrier: Headers, key: string, value: string) => carrier.set(key, value) };
 
 /**
- * Calls to one provider with a deadline each. Answers name the provider and never carry what it said; the log
- * gets the status and the provider's error code, never a secret, code or token.
+ * One provider, through openid-client: endpoints from the configuration or OpenID discovery (explicit addresses
+ * win), the code exchange with PKCE, ID token checks (signature against the provider's JWKS, iss, aud, exp,
+ * nonce, at_hash) and user info. Every call has the `oauth.timeout` deadline. Answers name the provider and
+ * never carry what it said; the log gets the status and the provider's error code, never a secret, code or token.
  */
 export class ProviderClient {
+  /** The provider's configuration; a failed discovery is dropped so that the next login tries again. */
+  private configuration?: Promise<oidc.Configuration>;
+  /** An OpenID login: an issuer to check ID tokens against and `openid` among the scopes, so a nonce is sent. */
+  readonly openid: boolean;
+  /** Plain http is allowed only where the configuration itself names an http address (development, tests). */
+  private readonly insecure: boolean;
+
   constructor(
     private readonly p: OAuthProviderConfig,
     private readonly timeoutMs: number,
     private readonly logger: Logger,
-  ) {}
-
-  /** Exchanges an authorization code (with its PKCE verifier) for an access token at `token_url`. */
-  async exchangeCode(code: string, verifier: string, redirectUri: string): Promise<string> {
-    const form = new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: redirectUri, code_verifier: verifier });
-    const headers: Record<string, string> = { 'content-type': 'application/x-www-form-urlencoded' };
-    if (this.p.token_auth_method === 'client_secret_post') {
-      form.set('client_id', this.p.client_id);
-      form.set('client_secret', this.p.client_secret);
-    } else {
-      headers.authorization = `Basic ${Buffer.from(`${formEncode(this.p.client_id)}:${formEncode(this.p.client_secret)}`).toString('base64')}`;
-    }
-    const { status, body } = await this.call('token', this.p.token_url, { method: 'POST', headers, body: form.toString() });
-    const answer = isJsonObject(body) ? body : {};
-    // Some providers (GitHub) answer a refused code with 200 and an `error`.
-    const error = typeof answer.error === 'string' ? answer.error.slice(0, 64) : undefined;
-    if (status >= 500 || status === 401 || error === 'invalid_client') {
-      // Wrong client credentials are the configuration's fault, not the user's.
-      this.logger.warn({ provider: this.p.name, status, error }, 'OAuth token endpoint refused the client or failed');
-      throw new UnavailableError('oauth.provider_failed', { provider: this.p.name, status });
-    }
-    if (status >= 400 || error) {
-      this.logger.info({ provider: this.p.name, status, error }, 'OAuth provider refused an authorization code');
-      throw new UnauthorizedError('oauth.code_rejected');
-    }
-    if (typeof answer.access_token !== 'string' || !answer.access_token) throw this.badAnswer('token', status);
-    return answer.access_token;
+  ) {
+    this.openid = p.issuer !== undefined && p.scopes.split(/\s+/).includes('openid');
+    this.insecure = [p.issuer, p.auth_url, p.token_url, p.user_info_url].some((url) => url?.startsWith('http:'));
   }
 
-  /** The user info (`user_info_url`) of the account the access token belongs to. */
-  async userInfo(accessToken: string): Promise<Json> {
-    const { status, body } = await this.call('userinfo', this.p.user_info_url, { method: 'GET', headers: { authorization: `Bearer ${accessToken}` } });
-    if (status !== 200) {
-      this.logger.warn({ provider: this.p.name, status }, 'OAuth user info request failed');
-      throw new UnavailableError('oauth.provider_failed', { provider: this.p.name, status });
-    }
-    if (!isJsonObject(body)) throw this.badAnswer('userinfo', status);
+  /** Starts discovery without waiting for it, so that the first login does not pay for it and startup never waits. */
+  warmUp(): void {
+    if (!this.p.issuer) return;
+    this.config().catch(() => undefined);
+  }
+
+  /** The provider's authorization address for one login; parameters already in its address are kept. */
+  async authorizationUrl(login: Login): Promise<string> {
+    const params: Record<string, string> = {
+      response_type: 'code',
+      redirect_uri: login.redirectUri,
+      scope: this.p.scopes,
+      state: login.state,
+      code_challenge: await oidc.calculatePKCECodeChallenge(login.verifier),
+      code_challenge_method: 'S256',
+    };
+    if (login.nonce !== undefined) params.nonce = login.nonce;
+    return oidc.buildAuthorizationUrl(await this.config(), params).href;
+  }
+
+  /**
+   * Exchanges the code the provider sent back (with `iss` when it names itself) and reads the account: the
+   * verified ID token's claims and the user info, which must be about the ID token's subject.
+   */
+  async signIn(code: string, iss: string | undefined, login: Login): Promise<ProviderAnswer> {
+    const config = await this.config();
+    const callback = new URL(login.redirectUri);
+    callback.search = '';
+    callback.searchParams.set('code', code);
+    callback.searchParams.set('state', login.state);
+    // Checked only where there is an issuer to check it against.
+    if (iss !== undefined && this.p.issuer) callback.searchParams.set('iss', iss);
+    const tokens = await oidc
+      .authorizationCodeGrant(config, callback, { pkceCodeVerifier: login.verifier, expectedState: login.state, expectedNonce: login.nonce, idTokenExpected: this.openid })
+      .catch((error: unknown) => this.refused(error, 'token'));
+    const claims = tokens.claims();
+    if (claims && !atHashMatches(tokens.id_token!, claims.at_hash, tokens.access_token)) throw this.badIdToken('at_hash');
+    const endpoint = config.serverMetadata().userinfo_endpoint;
+    if (!endpoint) return { idToken: claims };
+    const userInfo = claims
+      ? await oidc.fetchUserInfo(config, tokens.access_token, claims.sub).catch((error: unknown) => this.refused(error, 'userinfo'))
+      : await this.plainUserInfo(config, endpoint, tokens.access_token);
+    return { userInfo, idToken: claims };
+  }
+
+  /** User info of a plain OAuth 2 API (GitHub's `/user`): any JSON object, `sub` or not. */
+  private async plainUserInfo(config: oidc.Configuration, endpoint: string, accessToken: string): Promise<Json> {
+    const res = await oidc.fetchProtectedResource(config, accessToken, new URL(endpoint), 'GET').catch((error: unknown) => this.refused(error, 'userinfo'));
+    if (res.status !== 200) throw this.failed('userinfo', res.status);
+    const body: unknown = await res.json().catch(() => undefined);
+    if (!isJsonObject(body)) throw this.badAnswer('userinfo', res.status);
     return body;
   }
 
-  private badAnswer(step: string, status: number): UnavailableError {
-    this.logger.warn({ provider: this.p.name, step, status }, 'OAuth provider answer could not be read');
-    return new UnavailableError('oauth.provider_bad_answer', { provider: this.p.name });
+  private config(): Promise<oidc.Configuration> {
+    this.configuration ??= this.load().catch((error: unknown) => {
+      this.configuration = undefined;
+      throw error;
+    });
+    return this.configuration;
   }
 
-  /** One request; the current trace context goes along as `traceparent`, so the provider's side joins the trace. */
-  private async call(step: string, url: string, init: { method: string; headers: Record<string, string>; body?: string }): Promise<{ status: number; body: unknown }> {
-    const headers: Record<string, string> = { accept: 'application/json', 'user-agent': 'console-oauth', ...init.headers };
-    propagation.inject(context.active(), headers);
+  private async load(): Promise<oidc.Configuration> {
+    const { p } = this;
+    const execute = this.insecure ? [oidc.allowInsecureRequests] : [];
+    const metadata: oidc.ServerMetadata = {
+      ...(p.issuer ? await this.discover(p.issuer, execute) : { issuer: noIssuer(p.name) }),
+      ...(p.auth_url && { authorization_endpoint: p.auth_url }),
+      ...(p.token_url && { token_endpoint: p.token_url }),
+      ...(p.user_info_url && { userinfo_endpoint: p.user_info_url }),
+    };
+    const auth = p.token_auth_method === 'client_secret_post' ? oidc.ClientSecretPost(p.client_secret) : oidc.ClientSecretBasic(p.client_secret);
+    const config = new oidc.Configuration(metadata, p.client_id, undefined, auth);
+    config.timeout = this.timeoutMs / 1000;
+    config[oidc.customFetch] = this.fetch;
+    for (const extension of execute) extension(config);
+    // ID token signatures: openid-client checks the claims itself, the signature only when asked to.
+    if (metadata.jwks_uri) oidc.enableNonRepudiationChecks(config);
+    return config;
+  }
+
+  /** `<issuer>/.well-known/openid-configuration`, whose `issuer` must be the configured one. */
+  private async discover(issuer: string, execute: ((config: oidc.Configuration) => void)[]): Promise<oidc.ServerMetadata> {
+    let metadata: oidc.ServerMetadata;
     try {
-      const res = await fetch(url, { ...init, headers, redirect: 'manual', signal: AbortSignal.timeout(this.timeoutMs) });
-      const text = await res.text();
-      return { status: res.status, body: parseBody(text, res.headers.get('content-type') ?? '') };
+      const found = await oidc.discovery(new URL(issuer), this.p.client_id, undefined, undefined, { execute, timeout: this.timeoutMs / 1000, [oidc.customFetch]: this.fetch });
+      metadata = { ...found.serverMetadata() };
+    } catch (error) {
+      const e = error as { code?: string; cause?: unknown };
+      this.logger.warn({ provider: this.p.name, reason: e.cause instanceof AppError ? 'unreachable' : (e.code ?? 'error') }, 'OAuth provider discovery failed');
+      throw new UnavailableError('oauth.discovery_failed', { provider: this.p.name });
+    }
+    // Without its keys no ID token could be checked: OpenID Discovery requires them.
+    if (!metadata.jwks_uri || !metadata.authorization_endpoint) {
+      this.logger.warn({ provider: this.p.name, reason: 'incomplete metadata' }, 'OAuth provider discovery failed');
+      throw new UnavailableError('oauth.discovery_failed', { provider: this.p.name });
+    }
+    return metadata;
+  }
+
+  /** Every request to the provider: the current trace context goes along as `traceparent`; failures to connect become 503. */
+  private readonly fetch: oidc.CustomFetch = async (url, init) => {
+    const headers = new Headers(init.headers);
+    propagation.inject(context.active(), headers, headerSetter);
+    try {
+      return await fetch(url, { ...init, headers });
     } catch (error) {
       const e = error as { name?: string; cause?: { code?: string } };
-      this.logger.warn({ provider: this.p.name, step, reason: e.name === 'TimeoutError' ? 'timeout' : (e.cause?.code ?? e.name) }, 'OAuth provider unreachable');
+      this.logger.warn({ provider: this.p.name, endpoint: new URL(url).pathname, reason: e.name === 'TimeoutError' ? 'timeout' : (e.cause?.code ?? e.name) }, 'OAuth provider unreachable');
       throw new UnavailableError('oauth.provider_unreachable', { provider: this.p.name });
     }
+  };
+
+  /** The answer to a refused or failed step: the user's fault (401) or the provider's or configuration's (503). */
+  private refused(error: unknown, step: 'token' | 'userinfo'): never {
+    if (error instanceof AppError) throw error;
+    if (error instanceof oidc.ClientError && error.cause instanceof AppError) throw error.cause;
+    const check = idTokenCheck(error);
+    if (check) {
+      if (!this.p.issuer) {
+        this.logger.warn({ provider: this.p.name }, 'OAuth provider sent an ID token, and no issuer is configured to check it');
+        throw new UnauthorizedError('oauth.id_token_unverifiable', { provider: this.p.name });
+      }
+      throw this.badIdToken(check);
+    }
+    if (error instanceof oidc.ResponseBodyError) throw this.refusal(step, error.status, error.error);
+    if (error instanceof oidc.WWWAuthenticateChallengeError) throw this.failed(step, error.status);
+    const e = error as { code?: string; message?: string; cause?: unknown };
+    if (e.code === 'OAUTH_RESPONSE_IS_NOT_CONFORM' && e.cause instanceof Response) throw this.refusal(step, e.cause.status, undefined);
+    // Some providers (GitHub) answer a refused code with 200 and an `error`.
+    const body = (e.cause as { cause?: { body?: Json } } | undefined)?.cause?.body;
+    if (step === 'token' && typeof body?.error === 'string') throw this.refusal(step, 200, body.error);
+    if (e.code === 'OAUTH_INVALID_RESPONSE' && /"iss"/.test(String((e.cause as Error | undefined)?.message))) {
+      this.logger.info({ provider: this.p.name }, 'OAuth login answer named another issuer');
+      throw new UnauthorizedError('oauth.issuer_mismatch', { provider: this.p.name });
+    }
+    throw this.badAnswer(step, 200, e.code);
+  }
+
+  private refusal(step: 'token' | 'userinfo', status: number, providerError: string | undefined): AppError {
+    const error = providerError?.slice(0, 64);
+    // Wrong client credentials are the configuration's fault, not the user's; so is a failing user info.
+    if (step === 'userinfo' || status >= 500 || status === 401 || error === 'invalid_client') return this.failed(step, status, error);
+    this.logger.info({ provider: this.p.name, status, error }, 'OAuth provider refused an authorization code');
+    return new UnauthorizedError('oauth.code_rejected');
+  }
+
+  private failed(step: string, status: number, error?: string): UnavailableError {
+    this.logger.warn({ provider: this.p.name, step, status, error }, 'OAuth provider refused the client or failed');
+    return new UnavailableError('oauth.provider_failed', { provider: this.p.name, status });
+  }
+
+  private badIdToken(check: string): UnauthorizedError {
+    this.logger.info({ provider: this.p.name, check }, 'OAuth provider ID token refused');
+    return new UnauthorizedError('oauth.id_token_invalid', { check });
+  }
+
+  private badAnswer(step: string, status: number, reason?: string): UnavailableError {
+    this.logger.warn({ provider: this.p.name, step, status, reason }, 'OAuth provider answer could not be read');
+    return new UnavailableError('oauth.provider_bad_answer', { provider: this.p.name });
   }
 }

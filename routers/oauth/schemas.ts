@@ -11,9 +11,11 @@ export interface OAuthProviderConfig {
   client_id: string;
   client_secret: string;
   icon_url?: string;
-  auth_url: string;
-  token_url: string;
-  user_info_url: string;
+  /** An OpenID provider's issuer, whose discovery document gives the addresses not configured here. */
+  issuer?: string;
+  auth_url?: string;
+  token_url?: string;
+  user_info_url?: string;
   redirect_url?: string;
   scopes: string;
   token_auth_method: 'client_secret_basic' | 'client_secret_post';
@@ -41,12 +43,14 @@ export const providerSchema = z
 export const providerName = z.string().min(1).max(64);
 
 /**
- * What the provider sends back through the browser: a `code` or an `error`, with the `state` it was given.
- * Anything else providers add (`scope`, `iss`, `session_state`) is ignored.
+ * What the provider sends back through the browser: a `code` or an `error`, with the `state` it was given, and
+ * the `iss` of an OpenID provider that names itself (RFC 9207), checked against its issuer. Anything else
+ * providers add (`scope`, `session_state`) is ignored.
  */
 export const callbackParams = z.object({
   code: z.string().min(1).max(4096).optional(),
   state: z.string().min(1).max(4096),
   error: z.string().min(1).max(256).optional(),
+  iss: z.string().min(1).max(2048).optional(),
 });
 export type CallbackParams = z.infer<typeof callbackParams>;

@@ -1,4 +1,4 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Database } from '../../db/database.ts';
 import { findLinkedUserId, globalRoleIdsNamed, insertOAuthState, linkOAuthAccount, takeOAuthState, type OAuthLink } from '../../db/repositories/oauth.ts';
@@ -9,15 +9,15 @@ import type { PasswordHasher } from '../auth/password-hash.ts';
 import type { AuthService, LoginMethod, LoginResult } from '../auth/service.ts';
 import type { RequestInfo } from '../shared/context.ts';
 import type { UserService } from '../users/service.ts';
-import { mapProfile, type Profile } from './field-mapping.ts';
-import { authorizationUrl, ProviderClient } from './provider-client.ts';
+import { fillProfile, mapProfile, type Profile } from './field-mapping.ts';
+import { ProviderClient, type Login } from './provider-client.ts';
 import type { CallbackParams, OAuthOptions, OAuthProviderConfig } from './schemas.ts';
 import type { StateSigner } from './state.ts';
 import { preferredUsername, usernameCandidates } from './username.ts';
 
 /**
  * Provider role names that may be granted at first login: never `admin`, which only an administrator assigns
- * (DESIGN §4); a group claim at the provider is not an administrator's decision.
+ * (docs/decisions.md, "OAuth login"); a group claim at the provider is not an administrator's decision.
  */
 const grantableRoles = (names: string[]) => names.filter((n) => n.toLowerCase() !== ADMIN_ROLE);
 
@@ -26,16 +26,24 @@ const STATE_TTL_MS = 10 * 60_000;
 
 const NOBODY = { id: null, username: '' };
 
+/**
+ * The nonce of one login, derived from its PKCE verifier: as random, kept in the same single-use row, and so
+ * bound to this login only; the prefix keeps it apart from the PKCE challenge, the verifier's plain hash.
+ */
+const nonceOf = (verifier: string) => createHash('sha256').update(`oidc-nonce:${verifier}`).digest('base64url');
+
 type ProviderAccount = Omit<OAuthLink, 'user_id'>;
 
 /**
- * Login through external OAuth providers (DESIGN §4): authorization with a signed, single-use, expiring state
- * and PKCE; code exchange and user info at the provider; the account linked by (provider, subject), matched
- * to an existing user by a verified email, or created when the provider allows it; then a session exactly as
- * a password login opens one.
+ * Login through external OAuth providers (docs/decisions.md, "OAuth login"): authorization with a signed,
+ * single-use, expiring state, PKCE and (OpenID) a nonce; code exchange, ID token checks and user info at the
+ * provider; the account linked by (provider, subject), matched to an existing user by a verified email, or
+ * created when the provider allows it; then a session exactly as a password login opens one.
  */
 export class OAuthService {
   private readonly providers: Map<string, OAuthProviderConfig>;
+  /** One client per provider, kept for the process: it holds the discovered metadata and the provider's keys. */
+  private readonly clients: Map<string, ProviderClient>;
 
   constructor(
     private readonly db: Database,
@@ -47,6 +55,12 @@ export class OAuthService {
     private readonly logger: Logger,
   ) {
     this.providers = new Map(options.enabled ? options.providers.map((p) => [p.name, p]) : []);
+    this.clients = new Map([...this.providers.values()].map((p) => [p.name, new ProviderClient(p, options.timeoutMs, logger)]));
+  }
+
+  /** Starts every provider's discovery without waiting for it (when the server starts listening). */
+  warmUp(): void {
+    for (const client of this.clients.values()) client.warmUp();
   }
 
   /** The providers a login page offers; none while OAuth is disabled. */
@@ -60,8 +74,12 @@ export class OAuthService {
     const id = randomBytes(16).toString('base64url');
     const verifier = randomBytes(32).toString('base64url');
     const expiresAt = new Date(Date.now() + STATE_TTL_MS);
+    // The provider must answer (discovery) before a row is spent on a login that cannot start.
+    const client = this.clients.get(p.name)!;
+    const state = await this.states.sign(id, p.name, expiresAt);
+    const url = await client.authorizationUrl(this.login(p, client, state, verifier));
     await insertOAuthState(this.db, { id, provider: p.name, code_verifier: verifier, expires_at: expiresAt });
-    return authorizationUrl(p, { redirectUri: this.redirectUri(p), state: await this.states.sign(id, p.name, expiresAt), verifier });
+    return url;
   }
 
   /** Finishes a login with what the provider sent back; answers as a password login does. */
@@ -97,6 +115,10 @@ export class OAuthService {
     return p.redirect_url ?? `${this.options.rootUrl.replace(/\/+$/, '')}/api/auth/oauth/${p.name}/callback`;
   }
 
+  private login(p: OAuthProviderConfig, client: ProviderClient, state: string, verifier: string): Login {
+    return { redirectUri: this.redirectUri(p), state, verifier, nonce: client.openid ? nonceOf(verifier) : undefined };
+  }
+
   private async identify(p: OAuthProviderConfig, params: CallbackParams, req: RequestInfo): Promise<UserWithRoles> {
     if (params.code === undefined && params.error === undefined) throw fieldError('code', 'validation.required');
     const stateId = await this.states.verify(params.state, p.name);
@@ -104,9 +126,9 @@ export class OAuthService {
     const verifier = await takeOAuthState(this.db, stateId, p.name);
     if (!verifier) throw new BadRequestError('oauth.state_used');
     if (params.error !== undefined) throw new UnauthorizedError('oauth.denied', { error: params.error.replace(/[^\w.-]/g, '').slice(0, 64) });
-    const client = new ProviderClient(p, this.options.timeoutMs, this.logger);
-    const accessToken = await client.exchangeCode(params.code!, verifier, this.redirectUri(p));
-    const profile = mapProfile(await client.userInfo(accessToken), p);
+    const client = this.clients.get(p.name)!;
+    const answer = await client.signIn(params.code!, params.iss, this.login(p, client, params.state, verifier));
+    const profile = fillProfile(mapProfile(answer.userInfo ?? {}, p), answer.idToken && mapProfile(answer.idToken, p));
     if (!profile.subject) throw new UnauthorizedError('oauth.no_subject');
     return this.findOrCreate(p, profile as Profile & { subject: string }, req);
   }

@@ -103,9 +103,11 @@ const oauthProvider = z
     client_id: z.string(),
     client_secret: z.string(),
     icon_url: z.string().optional(),
-    auth_url: z.url(),
-    token_url: z.url(),
-    user_info_url: z.url(),
+    // An OpenID provider's issuer: its endpoints and keys come from <issuer>/.well-known/openid-configuration.
+    issuer: z.url().optional(),
+    auth_url: z.url().optional(),
+    token_url: z.url().optional(),
+    user_info_url: z.url().optional(),
     redirect_url: z.url().optional(),
     scopes: z.string().default('openid profile email'),
     // RFC 6749 §2.3.1: every server must accept HTTP Basic; some only take the secret in the body.
@@ -117,7 +119,14 @@ const oauthProvider = z
     avatar_field: z.string().default('avatar'),
     auto_create_user: bool(false),
   })
-  .strict();
+  .strict()
+  .superRefine((p, ctx) => {
+    // Explicit addresses win over discovered ones; without an issuer there is nothing to discover.
+    if (p.issuer) return;
+    for (const key of ['auth_url', 'token_url', 'user_info_url'] as const) {
+      if (!p[key]) ctx.addIssue({ code: 'custom', path: [key], message: 'is required when issuer is not set' });
+    }
+  });
 
 export const DRIVERS = ['sqlite', 'postgres', 'mysql', 'clickhouse'] as const;
 

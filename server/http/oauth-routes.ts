@@ -70,6 +70,7 @@ export const oauthRouteDocs = {
       responses: {
         '302': { description: 'To the provider’s authorization page', headers: location },
         '404': { description: 'E4041: OAuth is disabled, or no such provider', ...errorRef },
+        '503': { description: 'E5031: the OpenID provider’s discovery document could not be loaded (tried again at the next login)', ...errorRef },
       },
     },
   },
@@ -82,6 +83,7 @@ export const oauthRouteDocs = {
         { name: 'state', in: 'query', required: true, schema: { type: 'string' } },
         { name: 'code', in: 'query', required: false, schema: { type: 'string' }, description: 'Present when the user allowed the login' },
         { name: 'error', in: 'query', required: false, schema: { type: 'string' }, description: 'Present when the provider refused it (e.g. `access_denied`)' },
+        { name: 'iss', in: 'query', required: false, schema: { type: 'string' }, description: 'The issuer an OpenID provider names itself by (RFC 9207); checked against `issuer`' },
       ],
       security: [],
       responses: {
@@ -95,9 +97,9 @@ export const oauthRouteDocs = {
         },
         '302': { description: 'Logged in: to `<server.root_url>/#token=<jwt>`', headers: location },
         '400': { description: 'E4001: state missing, invalid, expired or already used, or this browser did not start the login (the cookie authorize set is missing)', ...errorRef },
-        '401': { description: 'E4011: the provider refused the login or the code; no account for it; account disabled or locked', ...errorRef },
+        '401': { description: 'E4011: the provider refused the login or the code; its ID token failed a check; no account for it; account disabled or locked', ...errorRef },
         '404': { description: 'E4041: OAuth is disabled, or no such provider', ...errorRef },
-        '503': { description: 'E5031: the provider could not be reached or answered with an error', ...errorRef },
+        '503': { description: 'E5031: the provider (or its discovery document) could not be reached or answered with an error', ...errorRef },
       },
     },
   },

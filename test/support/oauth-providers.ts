@@ -4,6 +4,7 @@
 import { createServer as createHttpServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import { createServer as createTcpServer, type Server as TcpServer, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
+import { exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWTPayload } from 'jose';
 import { OAuth2Server } from 'oauth2-mock-server';
 import Provider from 'oidc-provider';
 
@@ -33,6 +34,11 @@ export interface MockProvider {
   authorizeRequests: Record<string, string>[];
   /** The next authorization answers `?error=<error>` instead of a code. */
   denyNext(error: string): void;
+  /**
+   * Whether token answers keep the ID token the mock signs (always for `johndoe`, whoever logs in). Off by
+   * default: the mock stands for a plain OAuth 2 provider such as GitHub, which sends none.
+   */
+  sendIdToken: boolean;
   close(): Promise<void>;
 }
 
@@ -70,6 +76,7 @@ export async function startMockProvider(clients: ClientCredentials[]): Promise<M
     tokenRequests: [],
     authorizeRequests: [],
     denyNext: (error) => void (deny = error),
+    sendIdToken: false,
     close: () => server.stop(),
   };
   server.service.on('beforeAuthorizeRedirect', (redirect: { url: URL }, req: { query: Record<string, string> }) => {
@@ -93,6 +100,7 @@ export async function startMockProvider(clients: ClientCredentials[]): Promise<M
       response.body = { error: 'invalid_grant' };
     } else {
       issued.add(String(response.body.access_token));
+      if (!mock.sendIdToken) delete response.body.id_token;
     }
   });
   server.service.on('beforeUserinfo', (response: { body: unknown; statusCode: number }, req: { headers: IncomingHttpHeaders }) => {
@@ -139,27 +147,56 @@ export async function startSilentServer(): Promise<{ url: string; close(): Promi
   };
 }
 
+export type TokenAnswer = Record<string, unknown> & { id_token?: string; access_token?: string };
+
 export interface OidcProvider {
+  issuer: string;
   urls: ProviderUrls;
+  /** The next token answer goes through `change` before it is sent (a test's forged or replayed ID token). */
+  changeNextTokenAnswer(change: (answer: TokenAnswer) => TokenAnswer | Promise<TokenAnswer>): void;
+  /** An ID token with these claims, signed with the provider's own key (`key` instead: a forgery under its key id). */
+  sign(claims: JWTPayload, key?: CryptoKey): Promise<string>;
   close(): Promise<void>;
 }
 
+const KID = 'oidc-test-key';
+
 /**
  * An OpenID provider (oidc-provider) with its development login and consent pages; any password logs in and
- * the login name is the account id. `accounts` gives each account's claims (`email`, `name`, ...).
+ * the login name is the account id. `accounts` gives each account's claims (`email`, `name`, ...). Its signing
+ * key is known here, so tests can make ID tokens it would have signed; `port` starts it where a provider was
+ * configured but absent until now.
  */
-export async function startOidcProvider(client: ClientCredentials & { redirectUri: string }, accounts: Record<string, Record<string, unknown>>): Promise<OidcProvider> {
-  const server = await listening(createHttpServer());
+export async function startOidcProvider(
+  client: ClientCredentials & { redirectUris: string[] },
+  accounts: Record<string, Record<string, unknown>>,
+  port = 0,
+): Promise<OidcProvider> {
+  const server = createHttpServer();
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
   const issuer = `http://127.0.0.1:${portOf(server)}`;
+  const { privateKey } = await generateKeyPair('RS256', { extractable: true });
   const provider = new Provider(issuer, {
-    clients: [{ client_id: client.id, client_secret: client.secret, redirect_uris: [client.redirectUri], grant_types: ['authorization_code'], response_types: ['code'] }],
+    clients: [{ client_id: client.id, client_secret: client.secret, redirect_uris: client.redirectUris, grant_types: ['authorization_code'], response_types: ['code'] }],
     claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name', 'preferred_username'] },
     cookies: { keys: ['oauth-test-cookie-key'] },
+    jwks: { keys: [{ ...(await exportJWK(privateKey)), kid: KID, alg: 'RS256', use: 'sig' }] },
     findAccount: (_ctx: unknown, id: string) => ({ accountId: id, claims: async () => ({ sub: id, ...accounts[id] }) }),
+  });
+  let change: ((answer: TokenAnswer) => TokenAnswer | Promise<TokenAnswer>) | undefined;
+  provider.use(async (ctx, next) => {
+    await next();
+    if (ctx.path !== '/token' || !change || ctx.status !== 200) return;
+    const pending = change;
+    change = undefined;
+    ctx.body = await pending(ctx.body as TokenAnswer);
   });
   server.on('request', provider.callback());
   return {
+    issuer,
     urls: { auth_url: `${issuer}/auth`, token_url: `${issuer}/token`, user_info_url: `${issuer}/me` },
+    changeNextTokenAnswer: (next) => void (change = next),
+    sign: (claims, key = privateKey) => new SignJWT(claims).setProtectedHeader({ alg: 'RS256', kid: KID }).sign(key),
     close: async () => {
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));
