@@ -179,12 +179,14 @@ describe('version and backup', () => {
     try {
       const token = (await loginAnswer(server.port, 'admin-password-1')).body.data!.token;
       const call = async (method: string, path: string, body: unknown) => {
-        const res = await fetch(`http://127.0.0.1:${server.port}/api${path}`, { method, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+        const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
+        const res = await fetch(`http://127.0.0.1:${server.port}/api${path}`, { method, headers, body: JSON.stringify(body) });
         await res.arrayBuffer();
         return res.status;
       };
       const user = (name: string) => call('POST', '/users', { username: name, email: `${name}@example.com`, password: 'user-password-1' });
-      assert.equal(await call('PUT', '/system/settings/smtp', { host: 'smtp.example.com', port: 587, username: 'mailer', password: SECRET, from_email: 'console@example.com' }), 200);
+      const smtp = { host: 'smtp.example.com', port: 587, username: 'mailer', password: SECRET, from_email: 'console@example.com' };
+      assert.equal(await call('PUT', '/system/settings/smtp', smtp), 200);
       assert.equal(await user('before_backup'), 201);
 
       // Users keep being created while the backup runs: the server goes on serving and writing.

@@ -110,7 +110,10 @@ const oauthProvider = z
     redirect_url: z.url().optional().describe('callback address; default server.root_url + /api/auth/oauth/<name>/callback'),
     scopes: z.string().default('openid profile email').describe('scopes asked for, space-separated'),
     // RFC 6749 §2.3.1: every server must accept HTTP Basic; some only take the secret in the body.
-    token_auth_method: z.enum(['client_secret_basic', 'client_secret_post']).default('client_secret_basic').describe('how the client secret is sent: client_secret_basic or client_secret_post'),
+    token_auth_method: z
+      .enum(['client_secret_basic', 'client_secret_post'])
+      .default('client_secret_basic')
+      .describe('how the client secret is sent: client_secret_basic or client_secret_post'),
     role_field: z.string().optional().describe('user info field naming the role of a created user'),
     email_field: z.string().default('email').describe('user info field holding the email address'),
     username_field: z.string().default('username').describe('user info field holding the username'),
@@ -186,7 +189,11 @@ export const configSchema = z
     cache: z.object({ size: int(1000, 0).describe('bound of every in-process cache') }).strict().prefault({}),
     jwt: z
       .object({
-        secret: z.string().min(16, 'must be at least 16 characters').optional().describe('HS256 signing secret (16+ characters); generated once and stored in the database when absent'),
+        secret: z
+          .string()
+          .min(16, 'must be at least 16 characters')
+          .optional()
+          .describe('HS256 signing secret (16+ characters); generated once and stored in the database when absent'),
         expiration: duration('24h').describe('token lifetime'),
       })
       .strict()
@@ -210,7 +217,9 @@ export const configSchema = z
     security: z
       .object({
         // scrypt cost N (a power of two). Lower it only in tests; 2^15 takes ~60 ms here.
-        scrypt_cost: int(32768, 2, 1 << 20).refine((n) => (n & (n - 1)) === 0, 'must be a power of two').describe('scrypt N for password hashes (a power of two)'),
+        scrypt_cost: int(32768, 2, 1 << 20)
+          .refine((n) => (n & (n - 1)) === 0, 'must be a power of two')
+          .describe('scrypt N for password hashes (a power of two)'),
       })
       .strict()
       .prefault({}),
