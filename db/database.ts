@@ -34,6 +34,8 @@ export interface Database {
   /** Writes to the tasks table, as the engine needs them (in place, or as versions: see task-store.ts). */
   readonly tasks: TaskStore;
   migrate(): Promise<void>;
+  /** Copies the database into `file` while it serves (SQLite); a database server refuses, naming its own tool. */
+  backup(file: string): Promise<void>;
   /** Reachable and migrated. */
   ready(): Promise<boolean>;
   close(): Promise<void>;
@@ -163,6 +165,7 @@ export function openDatabase(options: DbOptions, logger: DbLogger, tracer?: Quer
     },
     upsert,
     migrate: () => migrateLatest(knex, { t, dialect, options, upsert }, logger),
+    backup: (file) => dialect.backup(knex, options, file),
     async ready() {
       try {
         return await migrationsDone(knex, t);

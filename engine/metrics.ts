@@ -26,7 +26,7 @@ export function createTaskMetrics(registry: Registry, pendingCount: () => Promis
         this.set(await pendingCount());
       },
     }),
-    running: new Gauge({ name: 'task_running_gauge', help: 'Tasks running on this node', labelNames: ['type'], registers }),
+    running: new Gauge({ name: 'task_running', help: 'Tasks running on this node', labelNames: ['type'], registers }),
     duration: new Histogram({
       name: 'task_run_duration_seconds',
       help: 'Run time of one attempt, by outcome (retry = failed and will run again)',

@@ -1,3 +1,4 @@
+import { dirname, resolve } from 'node:path';
 import { startChangeFeed } from '../db/change-feed.ts';
 import { openDatabase } from '../db/database.ts';
 import { resetPasswordByUsername } from '../routers/auth/bootstrap.ts';
@@ -6,7 +7,9 @@ import { PasswordHasher } from '../routers/auth/password-hash.ts';
 import { ConfigError, loadConfig } from './config/load.ts';
 import { createConsole } from './console.ts';
 import { databaseOptions } from './database-options.ts';
+import { copyKeyFile } from './encrypt-key.ts';
 import { createLogger } from './logger.ts';
+import { VERSION } from './version.ts';
 
 const USAGE = `Usage: console <command> [--config FILE] [--section.key value ...]
 
@@ -15,6 +18,9 @@ Commands:
   migrate                                apply database migrations and exit
   admin reset-password [--username NAME] [--password PW]
                                          set a new password (generated and printed when not given)
+  backup FILE                            copy the SQLite database to FILE while it serves, and its key file
+                                         beside FILE (PostgreSQL, MySQL, ClickHouse: their own dump tools)
+  --version                              print the version
 
 Every configuration key can be given as a flag, e.g. --server.port 9090 --database.driver postgres.`;
 
@@ -58,14 +64,42 @@ async function withDatabase(argv: string[], work: (db: ReturnType<typeof openDat
   }
 }
 
+/** An online copy of the SQLite database, with the generated key that opens its secrets put beside it. */
+async function backup(argv: string[]): Promise<void> {
+  const file = argv[0]?.startsWith('--') ? undefined : argv.shift();
+  if (!file) throw new ConfigError(`backup needs the file to write: console backup FILE\n\n${USAGE}`);
+  const config = loadConfig({ argv, env: process.env });
+  const options = databaseOptions(config);
+  // No migrations: a backup taken before an upgrade must hold the schema the previous version runs on.
+  const db = openDatabase(options, createLogger({ level: 'error', format: 'json', path: '', mode: 'release' }));
+  try {
+    await db.backup(file);
+  } finally {
+    await db.close();
+  }
+  console.log(`Database copied to ${file}.`);
+  if (config.global.encrypt_key) {
+    console.log('Stored secrets are sealed with global.encrypt_key: keep it with the backup.');
+    return;
+  }
+  const folder = db.dialect.localKeyFolder?.(options);
+  const key = folder ? copyKeyFile(folder, dirname(resolve(file))) : undefined;
+  console.log(key ? `Key file copied to ${key}: keep it with the backup, it opens the stored secrets.` : 'No key file to copy: no secret is stored yet.');
+}
+
 async function main(args: string[]): Promise<void> {
   const argv = [...args];
+  if (argv[0] === '--version') {
+    console.log(VERSION);
+    return;
+  }
   const command = argv[0]?.startsWith('--') || argv.length === 0 ? 'serve' : argv.shift()!;
   if (command === 'help' || argv.includes('--help') || argv.includes('-h')) {
     console.log(USAGE);
     return;
   }
   if (command === 'serve') return serve(argv);
+  if (command === 'backup') return backup(argv);
   if (command === 'migrate') return withDatabase(argv, async () => console.log('migrations are up to date'));
   if (command === 'admin' && argv[0] === 'reset-password') {
     argv.shift();

@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
 import type { ConnectionOptions } from 'node:tls';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
@@ -40,6 +39,7 @@ import { openGeoIp } from './geoip.ts';
 import { buildHttpApp } from './http/app.ts';
 import { createMetrics, type Metrics } from './http/metrics.ts';
 import { createLogger } from './logger.ts';
+import { VERSION } from './version.ts';
 import { createTracing } from './tracing/index.ts';
 import { queryTracer, taskTracer } from './tracing/injected.ts';
 import { withTraceIds } from './tracing/log-correlation.ts';
@@ -72,17 +72,6 @@ export interface Console {
   /** Graceful shutdown: in-flight requests finish within `server.shutdown_timeout`, then everything closes. */
   close(): Promise<void>;
 }
-
-/** The package version, found from source (server/) and from the compiled build (dist/server/) alike. */
-function packageVersion(): string {
-  for (const up of ['../package.json', '../../package.json']) {
-    const url = new URL(up, import.meta.url);
-    if (existsSync(url)) return (JSON.parse(readFileSync(url, 'utf8')) as { name: string; version: string }).version;
-  }
-  return '0.0.0';
-}
-
-const VERSION = packageVersion();
 
 /** Builds a ready-to-serve Console: config, database (migrated), identity bootstrap, HTTP app. */
 export async function createConsole(options: ConsoleOptions = {}): Promise<Console> {

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import type { Logger } from 'pino';
 import { BadRequestError } from '../lib/errors.ts';
 import { encryptKeyBytes } from './config/schema.ts';
@@ -32,4 +32,22 @@ export function encryptKeyProvider(configured: string | undefined, localFolder: 
     if (!key) throw new Error(`${file} does not hold a 32-byte key`);
     return key;
   };
+}
+
+/**
+ * Puts the generated key file beside a backup copy (`console backup`), so that the copy's folder opens with its
+ * secrets readable. Returns the file, or undefined when no key was generated (no secret stored yet).
+ */
+export function copyKeyFile(localFolder: string, toFolder: string): string | undefined {
+  const from = join(localFolder, KEY_FILE);
+  if (!existsSync(from)) return undefined;
+  const to = join(toFolder, KEY_FILE);
+  const key = readFileSync(from, 'utf8');
+  if (existsSync(to)) {
+    // A folder holding another database's key: replacing it would lock that database's secrets away.
+    if (resolve(to) !== resolve(from) && readFileSync(to, 'utf8') !== key) throw new Error(`${to} holds another key; back up into another folder`);
+    return to;
+  }
+  writeFileSync(to, key, { mode: 0o600, flag: 'wx' });
+  return to;
 }

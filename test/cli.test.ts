@@ -1,9 +1,13 @@
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import pino from 'pino';
+import { open } from '../lib/secret-box.ts';
+import { encryptKeyProvider } from '../server/encrypt-key.ts';
+import { openTestDatabase } from './support/harness.ts';
 import { SOURCE_CLI } from './support/source-cli.ts';
 
 // Only what the child needs: the runner's own DATABASE_*/SERVER_* variables must not steer it.
@@ -18,8 +22,8 @@ interface Server {
 }
 
 /** Starts `console serve` on a free port and waits for its "console listening" log line. */
-async function serve(cwd: string): Promise<Server> {
-  const child = spawn(process.execPath, [...SOURCE_CLI, 'serve', '--server.port', '0'], { cwd, env: ENV, stdio: ['ignore', 'pipe', 'pipe'] });
+async function serve(cwd: string, env: Record<string, string> = {}): Promise<Server> {
+  const child = spawn(process.execPath, [...SOURCE_CLI, 'serve', '--server.port', '0'], { cwd, env: { ...ENV, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
   child.stderr!.on('data', (d: Buffer) => (err += d));
@@ -147,5 +151,118 @@ describe('cli', () => {
     assert.equal(run.status, 1);
     assert.equal(run.stderr.trim().split('\n').length, 1, run.stderr);
     assert.match(run.stderr, /nobody/);
+  });
+});
+
+/** `console ...` without waiting on it, so that the test goes on talking to a server meanwhile. */
+function cliAsync(cwd: string, ...args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, [...SOURCE_CLI, ...args], { cwd, env: ENV, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d: Buffer) => (stdout += d));
+  child.stderr.on('data', (d: Buffer) => (stderr += d));
+  return new Promise((resolve) => child.on('exit', (status) => resolve({ status, stdout, stderr })));
+}
+
+describe('version and backup', () => {
+  test('--version prints the package version', () => {
+    const run = cli(tmpdir(), '--version');
+    assert.equal(run.status, 0, run.stderr);
+    const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
+    assert.equal(run.stdout.trim(), version);
+  });
+
+  test('backup copies a SQLite database while it serves; the copy holds the data and its key file opens the SMTP password', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'console-backup-'));
+    const SECRET = 'smtp-password-kept-in-backup';
+    const server = await serve(dir, { BOOTSTRAP_ADMIN_PASSWORD: 'admin-password-1' });
+    try {
+      const token = (await loginAnswer(server.port, 'admin-password-1')).body.data!.token;
+      const call = async (method: string, path: string, body: unknown) => {
+        const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
+        const res = await fetch(`http://127.0.0.1:${server.port}/api${path}`, { method, headers, body: JSON.stringify(body) });
+        await res.arrayBuffer();
+        return res.status;
+      };
+      const user = (name: string) => call('POST', '/users', { username: name, email: `${name}@example.com`, password: 'user-password-1' });
+      const smtp = { host: 'smtp.example.com', port: 587, username: 'mailer', password: SECRET, from_email: 'console@example.com' };
+      assert.equal(await call('PUT', '/system/settings/smtp', smtp), 200);
+      assert.equal(await user('before_backup'), 201);
+
+      // Users keep being created while the backup runs: the server goes on serving and writing.
+      let writing = true;
+      let written = 0;
+      const writer = (async () => {
+        while (writing) {
+          assert.equal(await user(`during_${written}`), 201);
+          written++;
+        }
+      })();
+      const startedAt = written;
+      const run = await cliAsync(dir, 'backup', join('backups', 'copy.db'));
+      const duringBackup = written - startedAt;
+      writing = false;
+      await writer;
+      assert.equal(run.status, 0, run.stderr);
+      assert.ok(duringBackup > 0, 'the server wrote while the backup ran');
+      assert.match(run.stdout, /Key file copied to .*console\.key/);
+      const folder = join(dir, 'backups');
+      assert.equal(statSync(join(folder, 'console.key')).mode & 0o777, 0o600, 'the key file stays private');
+
+      const copy = openTestDatabase({ driver: 'sqlite', path: join(folder, 'copy.db'), table_prefix: 't_' });
+      try {
+        assert.deepEqual(await copy.knex.raw('pragma integrity_check'), [{ integrity_check: 'ok' }]);
+        assert.ok(await copy.knex(copy.t.users).where({ username: 'before_backup' }).first(), 'a user created before the backup is in the copy');
+        const stored = (await copy.knex(copy.t.settings).where({ key: 'smtp' }).first('value')) as { value: unknown };
+        const smtp = (typeof stored.value === 'string' ? JSON.parse(stored.value) : stored.value) as { password_sealed: string };
+        // The key a console opening the copy's folder would use, read the way it reads it.
+        const key = encryptKeyProvider(undefined, folder, pino({ level: 'silent' }))();
+        assert.equal(open(key, smtp.password_sealed), SECRET);
+      } finally {
+        await copy.close();
+      }
+      assert.ok(!run.stdout.includes(readFileSync(join(folder, 'console.key'), 'utf8').trim()), 'the key is never printed');
+
+      // A folder holding another database's key is left alone.
+      const other = join(dir, 'other');
+      mkdirSync(other);
+      writeFileSync(join(other, 'console.key'), 'f'.repeat(64));
+      const refused = await cliAsync(dir, 'backup', join('other', 'copy.db'));
+      assert.equal(refused.status, 1);
+      assert.match(refused.stderr, /holds another key/);
+      assert.equal(readFileSync(join(other, 'console.key'), 'utf8'), 'f'.repeat(64));
+    } finally {
+      await stop(server);
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  for (const [driver, tool] of [
+    ['postgres', /pg_dump/],
+    ['mysql', /mariadb-dump/],
+    ['clickhouse', /BACKUP DATABASE console|clickhouse-backup/],
+  ] as const) {
+    test(`backup on ${driver} answers one line naming ${tool.source}`, () => {
+      const run = cli(tmpdir(), 'backup', 'copy.db', '--database.driver', driver, '--log.path', '');
+      assert.equal(run.status, 1);
+      assert.equal(run.stderr.trim().split('\n').length, 1, run.stderr);
+      assert.match(run.stderr, /SQLite databases only/);
+      assert.match(run.stderr, tool);
+    });
+  }
+
+  test('backup without a file, or of a SQLite database that does not exist, says so', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'console-backup-none-'));
+    try {
+      const bare = cli(dir, 'backup');
+      assert.equal(bare.status, 1);
+      assert.match(bare.stderr, /backup needs the file to write/);
+      const missing = cli(dir, 'backup', 'copy.db', '--database.path', 'nothing-here.db');
+      assert.equal(missing.status, 1);
+      assert.match(missing.stderr, /no SQLite database at nothing-here\.db/);
+      assert.ok(!existsSync(join(dir, 'nothing-here.db')), 'no database is created on the way');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -79,6 +79,7 @@ describe('the packed package, as a frontend installs it', () => {
     const { stdout } = await npm(['pack', '--json', '--pack-destination', packDir], ROOT);
     const [packed] = JSON.parse(stdout) as { filename: string; files: { path: string }[] }[];
     assert.ok(packed!.files.some((f) => f.path === 'dist/client.d.ts'));
+    for (const file of ['LICENSE', 'CHANGELOG.md', 'config.example.yaml', 'README.md']) assert.ok(packed!.files.some((f) => f.path === file), `${file} is packed`);
     // Compiled code and declarations only: no TypeScript source, tests or benchmarks.
     assert.deepEqual(packed!.files.filter((f) => /\.ts$/.test(f.path) && !f.path.endsWith('.d.ts')), []);
     assert.deepEqual(packed!.files.filter((f) => /^(test|tools\/bench|dist\/test|dist\/tools\/bench)\//.test(f.path)), []);

@@ -311,7 +311,7 @@ for (const lane of lanes()) {
 
     test('metrics: the task series and HTTP series are exported', async () => {
       const text = (await t.request('GET', '/metrics')).text;
-      for (const name of ['task_created_total', 'task_started_total', 'task_completed_total', 'task_queue_overflow_total', 'task_queue_length', 'task_running_gauge', 'task_run_duration_seconds_bucket', 'http_requests_total', 'process_cpu_seconds_total']) {
+      for (const name of ['task_created_total', 'task_started_total', 'task_completed_total', 'task_queue_overflow_total', 'task_queue_length', 'task_running', 'task_run_duration_seconds_bucket', 'http_requests_total', 'process_cpu_seconds_total']) {
         // A sample line, not only the HELP/TYPE lines a metric without samples also has.
         assert.match(text, new RegExp(`^${name}(\\{[^}]*\\})? \\d`, 'm'), name);
       }

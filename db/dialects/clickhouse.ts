@@ -3,7 +3,7 @@ import { ClickHouseKnexClient } from './clickhouse/client.ts';
 import type { ClickHouseConnection } from './clickhouse/connection.ts';
 import { quoteIdentifier } from './clickhouse/escape.ts';
 import { LIGHTWEIGHT_MUTATIONS } from './clickhouse/schema-compiler.ts';
-import { unavailableWhen, type Dialect, type TableDesign } from './dialect.ts';
+import { backupWith, unavailableWhen, type Dialect, type TableDesign } from './dialect.ts';
 import type { DbOptions } from '../options.ts';
 
 /** `database.host` is a host name, or a URL base when it names its scheme (`https://ch.example`). */
@@ -41,6 +41,7 @@ const pick = (row: Record<string, unknown>, columns: string[]) => Object.fromEnt
  */
 export const clickhouseDialect: Dialect = {
   name: 'clickhouse',
+  backup: backupWith((o) => `back ClickHouse up with its BACKUP statement (BACKUP DATABASE ${o.schema} TO Disk('backups', 'console.zip')) or clickhouse-backup`),
   knexConfig: (o) => ({
     client: ClickHouseKnexClient as unknown as typeof Knex.Client,
     connection: clickhouseConnection(o) as unknown as Knex.StaticConnectionConfig,

@@ -18,6 +18,11 @@ export interface Dialect {
    * database has a folder no other node shares; undefined means secrets need a configured key.
    */
   localKeyFolder?(options: DbOptions): string | undefined;
+  /**
+   * Copies the database into `file` while it serves (`console backup`). Only a single-file database is copied
+   * from here; a database server is backed up with its own tool, which the refusal names (`backupWith`).
+   */
+  backup(knex: Knex, options: DbOptions, file: string): Promise<void>;
   /** The value to bind for a timestamp column. */
   toDbTime(date: Date): unknown;
   /**
@@ -179,4 +184,11 @@ export function isoFromDb(value: unknown): string | null {
   if (ISO_UTC.test(text)) return text;
   // MySQL/SQLite may hand back "2024-01-02 03:04:05.678" without a zone; it was stored as UTC.
   return new Date(/[zZ]|[+-]\d\d:?\d\d$/.test(text) ? text : `${text.replace(' ', 'T')}Z`).toISOString();
+}
+
+/** The `backup` of a database server: refused, naming the tool that backs the server up, as `advice(options)` says. */
+export function backupWith(advice: (options: DbOptions) => string): Dialect['backup'] {
+  return async (_knex, options) => {
+    throw new Error(`backup copies SQLite databases only; ${advice(options)}, and keep global.encrypt_key with the dump`);
+  };
 }

@@ -1,5 +1,5 @@
 import type { RetryReason } from '../retry.ts';
-import { driverError, parentFirst, replaceOnConflict, unavailableWhen, upsertOnConflict, type Dialect } from './dialect.ts';
+import { backupWith, driverError, parentFirst, replaceOnConflict, unavailableWhen, upsertOnConflict, type Dialect } from './dialect.ts';
 
 /**
  * The server going away: the connection cut (mysql2's PROTOCOL_* codes, and a command queued on a connection
@@ -18,6 +18,7 @@ const RETRY_ERRNOS = new Map<number, RetryReason>([
 
 export const mysqlDialect: Dialect = {
   name: 'mysql',
+  backup: backupWith((o) => `back MariaDB or MySQL up with mariadb-dump (mariadb-dump --single-transaction ${o.schema} > console.sql; mysqldump on MySQL)`),
   knexConfig: (o) => ({
     client: 'mysql2',
     connection: {

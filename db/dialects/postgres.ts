@@ -1,5 +1,5 @@
 import type { RetryReason } from '../retry.ts';
-import { claimWithReturning, driverError, parentFirst, replaceOnConflict, unavailableWhen, upsertOnConflict, type Dialect } from './dialect.ts';
+import { backupWith, claimWithReturning, driverError, parentFirst, replaceOnConflict, unavailableWhen, upsertOnConflict, type Dialect } from './dialect.ts';
 
 /**
  * The server going away: shutting down (57P01 admin, 57P02 crash), not yet accepting connections while it
@@ -16,6 +16,7 @@ const RETRY_STATES = new Map<unknown, RetryReason>([
 
 export const postgresDialect: Dialect = {
   name: 'postgres',
+  backup: backupWith((o) => `back PostgreSQL up with pg_dump (pg_dump --format=custom --table='${o.tablePrefix}*' --file=console.dump ${o.schema})`),
   async listen(o, knex, channel, onPayload, onLost) {
     const { default: pg } = await import('pg');
     const client = new pg.Client({ host: o.host, port: o.port, user: o.username, password: o.password, database: o.schema, connectionTimeoutMillis: o.dialTimeoutMs });

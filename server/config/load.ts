@@ -16,14 +16,19 @@ export interface LoadOptions {
 
 type Tree = Record<string, unknown>;
 
-function unwrap(schema: z.ZodType): z.ZodType {
-  let s: z.ZodType = schema;
-  for (;;) {
-    if (s instanceof z.ZodDefault || s instanceof z.ZodPrefault || s instanceof z.ZodOptional) s = s.def.innerType as z.ZodType;
-    // A preprocess step (`pipe(transform, schema)`) keeps the shape in its output; a transform keeps it in its input.
-    else if (s instanceof z.ZodPipe) s = (s.def.in instanceof z.ZodTransform ? s.def.out : s.def.in) as z.ZodType;
-    else return s;
-  }
+/** The schema one wrapper down (a default, an optional marker, a preprocess or transform step), or undefined. */
+export function wrapped(s: z.ZodType): z.ZodType | undefined {
+  if (s instanceof z.ZodDefault || s instanceof z.ZodPrefault || s instanceof z.ZodOptional) return s.def.innerType as z.ZodType;
+  // A preprocess step (`pipe(transform, schema)`) keeps the shape in its output; a transform keeps it in its input.
+  if (s instanceof z.ZodPipe) return (s.def.in instanceof z.ZodTransform ? s.def.out : s.def.in) as z.ZodType;
+  return undefined;
+}
+
+/** The schema under every wrapper: the one that gives the key its shape. */
+export function unwrap(schema: z.ZodType): z.ZodType {
+  let s = schema;
+  for (let inner = wrapped(s); inner; inner = wrapped(s)) s = inner;
+  return s;
 }
 
 interface KeyInfo {

@@ -34,11 +34,11 @@ const bool = (fallback: boolean) =>
 
 const tlsConfig = z
   .object({
-    cert_file: z.string().optional(),
-    key_file: z.string().optional(),
-    ca_file: z.string().optional(),
-    server_name: z.string().optional(),
-    insecure_skip_verify: bool(false),
+    cert_file: z.string().optional().describe('client certificate, for receivers that require one'),
+    key_file: z.string().optional().describe('the client certificate\'s private key'),
+    ca_file: z.string().optional().describe('CA that signed the receiver\'s certificate, instead of the system\'s CAs'),
+    server_name: z.string().optional().describe('name the receiver\'s certificate must carry'),
+    insecure_skip_verify: bool(false).describe('accept any certificate (testing only)'),
   })
   .strict();
 
@@ -60,10 +60,10 @@ const retry = z.preprocess(
   },
   z
     .object({
-      enabled: bool(true),
-      initial_interval: duration('5s'),
-      max_interval: duration('30s'),
-      max_elapsed_time: duration('1m'),
+      enabled: bool(true).describe('send a failed batch again'),
+      initial_interval: duration('5s').describe('first wait before sending again'),
+      max_interval: duration('30s').describe('longest wait between attempts'),
+      max_elapsed_time: duration('1m').describe('give a batch up after this long'),
     })
     .strict(),
 );
@@ -94,30 +94,34 @@ const compression = z
     if (['false', '0', 'none', ''].includes(s)) return 'none' as const;
     ctx.addIssue({ code: 'custom', message: 'must be true, "true", 1, "1", "gzip", false, "false", 0 or "0"' });
     return z.NEVER;
-  });
+  })
+  .describe('gzip the export bodies: gzip/true or none/false');
 
 const oauthProvider = z
   .object({
-    name: z.string().regex(/^[a-z0-9_-]+$/i, 'must be letters, digits, _ or -'),
-    display_name: z.string().optional(),
-    client_id: z.string(),
-    client_secret: z.string(),
-    icon_url: z.string().optional(),
+    name: z.string().regex(/^[a-z0-9_-]+$/i, 'must be letters, digits, _ or -').describe('identifier in its URLs: letters, digits, _ or -'),
+    display_name: z.string().optional().describe('name on the login button'),
+    client_id: z.string().describe('client id registered with the provider'),
+    client_secret: z.string().describe('client secret registered with the provider'),
+    icon_url: z.string().optional().describe('icon on the login button'),
     // An OpenID provider's issuer: its endpoints and keys come from <issuer>/.well-known/openid-configuration.
-    issuer: z.url().optional(),
-    auth_url: z.url().optional(),
-    token_url: z.url().optional(),
-    user_info_url: z.url().optional(),
-    redirect_url: z.url().optional(),
-    scopes: z.string().default('openid profile email'),
+    issuer: z.url().optional().describe('OpenID issuer: endpoints and keys by discovery'),
+    auth_url: z.url().optional().describe('authorization endpoint (required without issuer)'),
+    token_url: z.url().optional().describe('token endpoint (required without issuer)'),
+    user_info_url: z.url().optional().describe('user info endpoint (required without issuer)'),
+    redirect_url: z.url().optional().describe('callback address; default server.root_url + /api/auth/oauth/<name>/callback'),
+    scopes: z.string().default('openid profile email').describe('scopes asked for, space-separated'),
     // RFC 6749 §2.3.1: every server must accept HTTP Basic; some only take the secret in the body.
-    token_auth_method: z.enum(['client_secret_basic', 'client_secret_post']).default('client_secret_basic'),
-    role_field: z.string().optional(),
-    email_field: z.string().default('email'),
-    username_field: z.string().default('username'),
-    full_name_field: z.string().default('fullName'),
-    avatar_field: z.string().default('avatar'),
-    auto_create_user: bool(false),
+    token_auth_method: z
+      .enum(['client_secret_basic', 'client_secret_post'])
+      .default('client_secret_basic')
+      .describe('how the client secret is sent: client_secret_basic or client_secret_post'),
+    role_field: z.string().optional().describe('user info field naming the role of a created user'),
+    email_field: z.string().default('email').describe('user info field holding the email address'),
+    username_field: z.string().default('username').describe('user info field holding the username'),
+    full_name_field: z.string().default('fullName').describe('user info field holding the full name'),
+    avatar_field: z.string().default('avatar').describe('user info field holding the avatar URL'),
+    auto_create_user: bool(false).describe('create a user on a first login nobody is linked to'),
   })
   .strict()
   .superRefine((p, ctx) => {
@@ -137,50 +141,52 @@ export const configSchema = z
         encrypt_key: z
           .string()
           .refine((k) => encryptKeyBytes(k) !== undefined, 'must be 32 bytes: 32 characters, 64 hex digits or base64 of 32 bytes')
-          .optional(),
+          .optional()
+          .describe('32-byte key sealing stored secrets; without it SQLite generates console.key beside the database'),
       })
       .strict()
       .prefault({}),
     server: z
       .object({
-        host: z.string().default('0.0.0.0'),
-        port: int(8080, 0, 65535),
-        mode: z.enum(['debug', 'release']).default('release'),
-        root_url: z.string().default(''),
-        read_timeout: duration('10s'),
-        write_timeout: duration('10s'),
-        shutdown_timeout: duration('10s'),
-        file_upload_path: z.string().default('./uploads'),
-        max_upload_size: int(10_485_760, 1),
-        geoip_db_path: z.string().default(''),
-        trust_proxy: bool(false),
-        cors_origins: corsOrigins,
+        host: z.string().default('0.0.0.0').describe('listen address'),
+        port: int(8080, 0, 65535).describe('listen port (0 picks a free one)'),
+        mode: z.enum(['debug', 'release']).default('release').describe('release, or debug for human-readable logs'),
+        root_url: z.string().default('').describe('public URL behind a reverse proxy, for links and the OpenAPI server URL'),
+        read_timeout: duration('10s').describe('time allowed to receive a whole request'),
+        write_timeout: duration('10s').describe('a request not answered within this gets 503 E5031'),
+        shutdown_timeout: duration('10s').describe('on SIGTERM/SIGINT, time for requests and running tasks to finish'),
+        file_upload_path: z.string().default('./uploads').describe('task artifacts and file-backend logs (shared storage with several nodes)'),
+        max_upload_size: int(10_485_760, 1).describe('largest request body in bytes'),
+        geoip_db_path: z.string().default('').describe('MaxMind .mmdb file adding country and city to login audit records'),
+        trust_proxy: bool(false).describe('take the client IP from X-Forwarded-For'),
+        cors_origins: corsOrigins.describe('allowed CORS origins: *, a list, or comma-separated'),
       })
       .strict()
       .prefault({}),
     database: z
       .object({
-        driver: z.enum(DRIVERS).default('sqlite'),
+        driver: z.enum(DRIVERS).default('sqlite').describe('sqlite, postgres, mysql or clickhouse (single node)'),
         table_prefix: z
           .string()
           .regex(/^[A-Za-z0-9_]*$/, 'must be letters, digits and _')
-          .default('t_'),
-        slow_threshold: duration('3s'),
-        path: z.string().default('console.db'),
-        host: z.string().default('127.0.0.1'),
-        port: optInt(1, 65535),
-        username: z.string().default(''),
-        password: z.string().default(''),
-        schema: z.string().default('console'),
-        charset: z.string().default('utf8mb4'),
-        collation: z.string().default('utf8mb4_unicode_ci'),
-        max_open_connections: optInt(1),
-        max_idle_connections: optInt(0),
-        max_connection_life_time: duration('30s'),
-        read_timeout: duration('10s'),
-        dial_timeout: duration('10s'),
-        max_execution_time: duration('60s'),
-        enable_compression: bool(true),
+          .default('t_')
+          .describe('prefix of every table'),
+        slow_threshold: duration('3s').describe('queries slower than this are logged (SQL text, never the values)'),
+        path: z.string().default('console.db').describe('SQLite file'),
+        host: z.string().default('127.0.0.1').describe('PostgreSQL, MySQL or ClickHouse host (one host; https://host for ClickHouse over TLS)'),
+        port: optInt(1, 65535).describe('server port'),
+        username: z.string().default('').describe('PostgreSQL, MySQL or ClickHouse user'),
+        password: z.string().default('').describe('its password'),
+        schema: z.string().default('console').describe('the database name; it must exist'),
+        charset: z.string().default('utf8mb4').describe('MySQL connection and table character set'),
+        collation: z.string().default('utf8mb4_unicode_ci').describe('MySQL collation'),
+        max_open_connections: optInt(1).describe('pool size (SQLite always uses one connection)'),
+        max_idle_connections: optInt(0).describe('connections kept open while idle'),
+        max_connection_life_time: duration('30s').describe('idle connections older than this are closed'),
+        read_timeout: duration('10s').describe('ClickHouse: a statement whose answer takes longer fails'),
+        dial_timeout: duration('10s').describe('a connection not established within this fails'),
+        max_execution_time: duration('60s').describe('ClickHouse: the server stops a statement running longer'),
+        enable_compression: bool(true).describe('ClickHouse: gzip request and response bodies'),
       })
       .strict()
       .superRefine((d, ctx) => {
@@ -189,96 +195,104 @@ export const configSchema = z
           ctx.addIssue({ code: 'custom', path: ['host'], message: 'the clickhouse driver is single node: give one host, not a cluster' });
       })
       .prefault({}),
-    cache: z.object({ size: int(1000, 0) }).strict().prefault({}),
+    cache: z.object({ size: int(1000, 0).describe('bound of every in-process cache') }).strict().prefault({}),
     jwt: z
       .object({
-        secret: z.string().min(16, 'must be at least 16 characters').optional(),
-        expiration: duration('24h'),
+        secret: z
+          .string()
+          .min(16, 'must be at least 16 characters')
+          .optional()
+          .describe('HS256 signing secret (16+ characters); generated once and stored in the database when absent'),
+        expiration: duration('24h').describe('token lifetime'),
       })
       .strict()
       .prefault({}),
     log: z
       .object({
-        level: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
-        format: z.enum(['json', 'logfmt']).default('json'),
-        path: z.string().default('logs'),
+        level: z.enum(['debug', 'info', 'warn', 'error']).default('info').describe('debug, info, warn or error'),
+        format: z.enum(['json', 'logfmt']).default('json').describe('json or logfmt'),
+        path: z.string().default('logs').describe('also write <path>/console.log; empty writes no file'),
       })
       .strict()
       .prefault({}),
     bootstrap: z
       .object({
-        admin_username: z.string().default('admin'),
-        admin_password: z.string().optional(),
-        admin_email: z.string().default('admin@example.com'),
+        admin_username: z.string().default('admin').describe('administrator created on an empty database'),
+        admin_password: z.string().optional().describe('its password; when absent a random one is printed once'),
+        admin_email: z.string().default('admin@example.com').describe('its email'),
       })
       .strict()
       .prefault({}),
     security: z
       .object({
         // scrypt cost N (a power of two). Lower it only in tests; 2^15 takes ~60 ms here.
-        scrypt_cost: int(32768, 2, 1 << 20).refine((n) => (n & (n - 1)) === 0, 'must be a power of two'),
+        scrypt_cost: int(32768, 2, 1 << 20)
+          .refine((n) => (n & (n - 1)) === 0, 'must be a power of two')
+          .describe('scrypt N for password hashes (a power of two)'),
       })
       .strict()
       .prefault({}),
     rate_limit: z
       .object({
-        enabled: bool(true),
-        login_per_minute: int(10, 1),
-        global_per_minute: int(1200, 1),
+        enabled: bool(true).describe('per-node rate limits on /api and /trpc (429 E4291 over the limit)'),
+        login_per_minute: int(10, 1).describe('logins per client IP and username per minute'),
+        global_per_minute: int(1200, 1).describe('requests per user (or client IP) per minute'),
       })
       .strict()
       .prefault({}),
-    metrics: z.object({ token: z.string().default('') }).strict().prefault({}),
+    metrics: z.object({ token: z.string().default('').describe('when set, /metrics requires Authorization: Bearer <token>') }).strict().prefault({}),
     task: z
       .object({
-        lease_ttl: duration('30s'),
-        lease_renew_interval: duration('10s'),
-        reaper_interval: duration('15s'),
-        poll_interval: duration('1s'),
-        retry_backoff_base: duration('1s'),
-        retry_backoff_max: duration('5m'),
+        lease_ttl: duration('30s').describe('how long a task claim holds without renewal'),
+        lease_renew_interval: duration('10s').describe('how often a node renews the claims of its running tasks'),
+        reaper_interval: duration('15s').describe('how often each node looks for expired claims'),
+        poll_interval: duration('1s').describe('fallback poll for claimable tasks'),
+        retry_backoff_base: duration('1s').describe('first automatic retry delay, doubled each time'),
+        retry_backoff_max: duration('5m').describe('longest automatic retry delay'),
       })
       .strict()
       .prefault({}),
-    mail: z.object({ template_path: z.string().default('') }).strict().prefault({}),
+    mail: z.object({ template_path: z.string().default('').describe('folder of email templates overriding the built-in ones') }).strict().prefault({}),
     oauth: z
       .object({
-        enabled: bool(false),
+        enabled: bool(false).describe('login through the providers below'),
         providers: z
           .array(oauthProvider)
           .default([])
-          .refine((list) => new Set(list.map((p) => p.name)).size === list.length, 'provider names must be unique'),
+          .refine((list) => new Set(list.map((p) => p.name)).size === list.length, 'provider names must be unique')
+          .describe('OAuth 2 / OpenID Connect providers (see the README, OAuth login)'),
         // Each call to a provider (token exchange, user info) gets this long.
-        timeout: duration('10s'),
+        timeout: duration('10s').describe('time allowed for each call to a provider'),
       })
       .strict()
       .prefault({}),
     tracing: z
       .object({
-        service_name: z.string().default('console'),
+        service_name: z.string().default('console').describe('OpenTelemetry service name'),
         http: z
           .object({
-            endpoint: z.string(),
-            url_path: z.string().default('/v1/traces'),
-            timeout: duration('10s'),
-            insecure: bool(false),
+            endpoint: z.string().describe('receiver host:port, or an http(s):// URL taken as given'),
+            url_path: z.string().default('/v1/traces').describe('path the spans are posted to'),
+            timeout: duration('10s').describe('time allowed for each export request'),
+            insecure: bool(false).describe('plain HTTP instead of HTTPS'),
             compression,
-            header: z.record(z.string(), z.string()).default({}),
-            retry: retry.prefault({}),
-            tls_config: tlsConfig.optional(),
+            header: z.record(z.string(), z.string()).default({}).describe('HTTP headers sent with every export'),
+            retry: retry.prefault({}).describe('retries of a batch the receiver did not take'),
+            tls_config: tlsConfig.optional().describe('TLS towards the receiver'),
           })
           .strict()
-          .optional(),
+          .optional()
+          .describe('OTLP over HTTP (protobuf); at most one exporter block is set'),
         grpc: z
           .object({
-            endpoint: z.string(),
-            timeout: duration('10s'),
-            insecure: bool(false),
+            endpoint: z.string().describe('receiver host:port'),
+            timeout: duration('10s').describe('time allowed for each export call'),
+            insecure: bool(false).describe('no TLS'),
             compression,
-            reconnection_period: duration('0s'),
-            header: z.record(z.string(), z.string()).default({}),
-            retry: retry.prefault({}),
-            tls_config: tlsConfig.optional(),
+            reconnection_period: duration('0s').describe('time between connection attempts; 0s keeps grpc-js\'s backoff'),
+            header: z.record(z.string(), z.string()).default({}).describe('gRPC metadata sent with every export'),
+            retry: retry.prefault({}).describe('retries of a batch the receiver did not take'),
+            tls_config: tlsConfig.optional().describe('TLS towards the receiver'),
             // Checked again by grpc-js when the channel is made (method names, retry policy fields).
             service_config: z
               .string()
@@ -286,12 +300,22 @@ export const configSchema = z
                 const parsed = jsonOrText(v);
                 return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed);
               }, 'must be a JSON object (a gRPC service config)')
-              .optional(),
+              .optional()
+              .describe('gRPC service config as JSON, e.g. a retryPolicy'),
           })
           .strict()
-          .optional(),
-        zipkin: z.object({ endpoint: z.string() }).strict().optional(),
-        file: z.object({ path: z.string() }).strict().optional(),
+          .optional()
+          .describe('OTLP over gRPC'),
+        zipkin: z
+          .object({ endpoint: z.string().describe('full spans URL, e.g. http://zipkin:9411/api/v2/spans') })
+          .strict()
+          .optional()
+          .describe('Zipkin v2 JSON'),
+        file: z
+          .object({ path: z.string().describe('file one JSON line per span is appended to') })
+          .strict()
+          .optional()
+          .describe('spans written to a file'),
       })
       .strict()
       .prefault({})
