@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { TooManyRequestsError } from '../../lib/errors.ts';
-import { LruCache } from '../../lib/lru.ts';
+import { lruCache } from '../../lib/lru.ts';
 
 const WINDOW_MS = 60_000;
 /** Keys tracked at once; the least recently seen client is forgotten first. */
@@ -16,7 +16,7 @@ export interface Hit {
 
 /** Fixed one-minute windows per key, in this process (each node limits on its own). */
 export class RateLimiter {
-  private readonly windows = new LruCache<string, { count: number; resetAt: number }>(CAPACITY);
+  private readonly windows = lruCache<string, { count: number; resetAt: number }>(CAPACITY);
 
   hit(key: string, limit: number, now = Date.now()): Hit {
     let w = this.windows.get(key);
