@@ -6,7 +6,7 @@ import type { ChangeFeed } from '../db/change-feed.ts';
 import type { Database } from '../db/database.ts';
 import { countPendingTasks, findTask, pendingTaskRow, refreshTaskStatistics, type NewTaskRow, type TaskChange, type TaskPatch, type TaskRow } from '../db/repositories/tasks.ts';
 import { NotFoundError, UnavailableError } from '../lib/errors.ts';
-import { uuidv7 } from '../lib/uuid7.ts';
+import { v7 as uuidv7 } from 'uuid';
 import { ArtifactStore } from './artifacts.ts';
 import { ChangeWriter } from './change-writer.ts';
 import { LeaseWatch } from './lease-watch.ts';

@@ -1,7 +1,7 @@
 import type { Actor } from 'xstate';
 import type { Database } from '../db/database.ts';
 import type { TaskRow } from '../db/repositories/tasks.ts';
-import { uuidv7 } from '../lib/uuid7.ts';
+import { v7 as uuidv7 } from 'uuid';
 import type { ArtifactData, ArtifactStore } from './artifacts.ts';
 import type { LogEntry, LogSink } from './log-sinks.ts';
 import type { taskMachine } from './machine.ts';

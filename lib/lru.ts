@@ -1,46 +1,19 @@
-interface Entry<V> {
-  value: V;
-  /** When the entry last moved to the back of the eviction order. */
-  moved: number;
+import { LRUCache } from 'lru-cache';
+
+/** The part of lru-cache the caches use. */
+export interface Lru<K, V> {
+  get(key: K): V | undefined;
+  set(key: K, value: V): unknown;
+  delete(key: K): unknown;
+  clear(): void;
 }
 
+const NOTHING: Lru<never, never> = { get: () => undefined, set: () => undefined, delete: () => false, clear: () => undefined };
+
 /**
- * A bounded least-recently-used map; `cache.size` sets the bound for every cache built from it. A read moves
- * its entry to the back of the eviction order only when the entry is in the older half of it: moving costs a
- * Map delete and set, and the hottest entries (a caller's token, user and session) are read on every request.
+ * A least-recently-used map of at most `max` entries (lru-cache). `cache.size: 0` turns caching off, a bound
+ * lru-cache does not take, so 0 gives a map that keeps nothing.
  */
-export class LruCache<K, V> {
-  private readonly map = new Map<K, Entry<V>>();
-  private moves = 0;
-  constructor(private readonly capacity: number) {}
-
-  get(key: K): V | undefined {
-    const entry = this.map.get(key);
-    if (entry === undefined) return undefined;
-    if (this.moves - entry.moved >= this.capacity / 2) {
-      this.map.delete(key);
-      this.map.set(key, entry);
-      entry.moved = ++this.moves;
-    }
-    return entry.value;
-  }
-
-  set(key: K, value: V): void {
-    if (this.capacity <= 0) return;
-    this.map.delete(key);
-    this.map.set(key, { value, moved: ++this.moves });
-    if (this.map.size > this.capacity) this.map.delete(this.map.keys().next().value as K);
-  }
-
-  delete(key: K): void {
-    this.map.delete(key);
-  }
-
-  clear(): void {
-    this.map.clear();
-  }
-
-  get size(): number {
-    return this.map.size;
-  }
+export function lruCache<K extends {}, V extends {}>(max: number): Lru<K, V> {
+  return max > 0 ? new LRUCache<K, V>({ max }) : (NOTHING as Lru<K, V>);
 }

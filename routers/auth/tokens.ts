@@ -1,6 +1,6 @@
 import { createSecretKey, type KeyObject } from 'node:crypto';
 import { jwtVerify, SignJWT } from 'jose';
-import { LruCache } from '../../lib/lru.ts';
+import { lruCache, type Lru } from '../../lib/lru.ts';
 import type { MaybePromise } from '../../lib/maybe-async.ts';
 
 export interface TokenClaims {
@@ -17,7 +17,7 @@ interface Verified extends TokenClaims {
 export class TokenSigner {
   private readonly key: KeyObject;
   // A token is immutable, so its signature needs checking once; expiry is checked on every use.
-  private readonly verified: LruCache<string, Verified>;
+  private readonly verified: Lru<string, Verified>;
 
   constructor(
     secret: string,
@@ -25,7 +25,7 @@ export class TokenSigner {
     cacheSize: number,
   ) {
     this.key = createSecretKey(Buffer.from(secret, 'utf8'));
-    this.verified = new LruCache(cacheSize);
+    this.verified = lruCache(cacheSize);
   }
 
   async sign(claims: TokenClaims): Promise<{ token: string; expiresAt: Date }> {

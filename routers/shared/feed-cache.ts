@@ -1,5 +1,5 @@
 import type { ChangeFeed } from '../../db/change-feed.ts';
-import { LruCache } from '../../lib/lru.ts';
+import { lruCache, type Lru } from '../../lib/lru.ts';
 import type { MaybePromise } from '../../lib/maybe-async.ts';
 import { offsetOf, type Pagination } from './schemas.ts';
 
@@ -10,13 +10,13 @@ import { offsetOf, type Pagination } from './schemas.ts';
  * the change that made it stale.
  */
 export class FeedCache<T> {
-  private readonly entries: LruCache<string, Promise<T>>;
+  private readonly entries: Lru<string, Promise<T>>;
   /** The values of the entries that have loaded, so that a hit needs no promise. */
   private readonly loaded = new WeakMap<Promise<T>, { value: T }>();
   private generation = 0;
 
   constructor(feed: ChangeFeed, channels: string[], size: number) {
-    this.entries = new LruCache(size);
+    this.entries = lruCache(size);
     feed.subscribe((channel) => {
       if (channels.includes(channel)) this.clear();
     });

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { TooManyRequestsError } from '../../lib/errors.ts';
-import { LruCache } from '../../lib/lru.ts';
+import { lruCache, type Lru } from '../../lib/lru.ts';
 
 const WINDOW_MS = 60_000;
 /** Keys tracked at once; the least recently seen client is forgotten first. */
@@ -9,18 +9,20 @@ const CAPACITY = 100_000;
 export interface Hit {
   limit: number;
   remaining: number;
-  /** When the window ends, in Unix seconds (SPEC: a timestamp, not a delta). */
+  /** When the window ends, in Unix seconds (README, rate_limit.*: a timestamp, not a delta). */
   reset: number;
   allowed: boolean;
 }
 
 /** Fixed one-minute windows per key, in this process (each node limits on its own). */
 export class RateLimiter {
-  private readonly windows = new LruCache<string, { count: number; resetAt: number }>(CAPACITY);
+  // Made on the first request: lru-cache allocates its 100,000 slots up front (1.5 MB), which an idle node need not hold.
+  private windows?: Lru<string, { count: number; resetAt: number }>;
 
   hit(key: string, limit: number, now = Date.now()): Hit {
-    let w = this.windows.get(key);
-    if (!w || w.resetAt <= now) this.windows.set(key, (w = { count: 0, resetAt: now + WINDOW_MS }));
+    const windows = (this.windows ??= lruCache(CAPACITY));
+    let w = windows.get(key);
+    if (!w || w.resetAt <= now) windows.set(key, (w = { count: 0, resetAt: now + WINDOW_MS }));
     w.count++;
     return { limit, remaining: Math.max(0, limit - w.count), reset: Math.ceil(w.resetAt / 1000), allowed: w.count <= limit };
   }
@@ -41,7 +43,7 @@ function loginName(request: FastifyRequest): string {
 }
 
 /**
- * DESIGN §3: every `/api` and `/trpc` request counts against the caller (user when authenticated, else client
+ * Every `/api` and `/trpc` request counts against the caller (user when authenticated, else client
  * IP); a login also counts against client IP + username. The answer shows the tighter of the two windows.
  * Runs as a preHandler, after the body is parsed (the username is in it).
  */

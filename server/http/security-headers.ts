@@ -9,7 +9,10 @@ const HEADERS = {
   'content-security-policy': "default-src 'none'; frame-ancestors 'none'",
 };
 
-/** Headers on every answer (DESIGN §3), set once per request at its start. */
+/**
+ * Headers on every answer, set once per request at its start. Not @fastify/helmet, which costs several times as
+ * much per request (docs/decisions.md, tools/bench/security-headers.ts).
+ */
 export const securityHeaders: RequestHooks = {
   onRequest(_request, reply) {
     reply.headers(HEADERS);

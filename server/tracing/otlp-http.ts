@@ -17,7 +17,7 @@ function tlsOptions(tls: TlsConfig | undefined) {
   };
 }
 
-/** SPEC endpoints are host:port; a full URL is accepted as given. */
+/** Endpoints are host:port (README, `tracing.http.*`); a full URL is accepted as given. */
 function baseUrl(endpoint: string, insecure: boolean): string {
   return /^[a-z]+:\/\//i.test(endpoint) ? endpoint.replace(/\/+$/, '') : `${insecure ? 'http' : 'https'}://${endpoint}`;
 }

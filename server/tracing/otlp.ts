@@ -36,7 +36,7 @@ export interface Serializer {
 
 /**
  * OTLP over a transport of ours: the OpenTelemetry JS exporters retry with fixed parameters and build their gRPC
- * channel with fixed options, so SPEC's `retry`, `reconnection_period` and `service_config` could not be applied
+ * channel with fixed options, so the `retry`, `reconnection_period` and `service_config` keys could not be applied
  * through them. Retrying is RetryingExporter's; each export here is a single request.
  */
 export class OtlpExporter implements SpanExporter {

@@ -1,7 +1,7 @@
 import { ExportResultCode, type ExportResult } from '@opentelemetry/core';
 import type { ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace-base';
 
-/** SPEC's `retry` block, durations in milliseconds. */
+/** The `tracing.*.retry` block (README), durations in milliseconds. */
 export interface RetryPolicy {
   enabled: boolean;
   initial_interval: number;
