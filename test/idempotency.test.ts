@@ -5,6 +5,7 @@ import { claimIdempotencyKey, deleteExpiredIdempotencyKeys, readIdempotencyKey }
 import { requestHashOf, sha256 } from '../routers/shared/idempotency.ts';
 import { assertError, ok, PASSWORD, unique } from './support/identity.ts';
 import { lanes, startConsole, type Reply, type TestConsole } from './support/harness.ts';
+import { resolveRef } from './support/openapi-doc.ts';
 
 const KEY = 'Idempotency-Key';
 const replayed = (res: Reply) => res.headers['idempotent-replayed'];
@@ -175,7 +176,7 @@ for (const lane of lanes()) {
 
     test('the OpenAPI document lists the header on authenticated POSTs outside /auth', async () => {
       const doc = (await t.request('GET', '/api/openapi.json')).body;
-      const names = (method: string, path: string) => (doc.paths[path][method].parameters ?? []).map((p: { name: string }) => p.name);
+      const names = (method: string, path: string) => (doc.paths[path][method].parameters ?? []).map((p: object) => resolveRef(doc, p).name);
       assert.ok(names('post', '/users').includes(KEY));
       assert.ok(names('post', '/authorization/users/export').includes(KEY));
       assert.ok(doc.paths['/users'].post.responses['201'].headers['Idempotent-Replayed']);

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { lanes, startConsole, type Reply, type TestConsole } from './support/harness.ts';
+import { operations, type Operation } from './support/openapi-doc.ts';
 
 /**
  * DESIGN §3: the only operations reachable without a token. (`GET /files/{fileKey}` is public only with a
@@ -19,21 +20,6 @@ const PUBLIC = new Set([
 ]);
 
 type Json = Record<string, any>;
-
-interface Operation {
-  method: string;
-  path: string;
-  key: string;
-  op: Json;
-}
-
-function operations(doc: Json): Operation[] {
-  return Object.entries(doc.paths as Record<string, Json>).flatMap(([path, item]) =>
-    Object.entries(item)
-      .filter(([method]) => ['get', 'post', 'put', 'delete', 'patch'].includes(method))
-      .map(([method, op]) => ({ method: method.toUpperCase(), path, key: `${method.toUpperCase()} ${path}`, op: op as Json })),
-  );
-}
 
 /** A concrete URL for an operation: every path parameter becomes a random UUID (ids are UUIDs, other keys free strings). */
 const concrete = (base: string, path: string) => base + path.replace(/\{\w+\}/g, () => randomUUID());

@@ -54,6 +54,8 @@ for (const lane of lanes()) {
       const mine = await t.request('GET', url, { token: op.token });
       assert.equal(mine.status, 200);
       assert.match(String(mine.headers['content-type']), /^text\/csv/);
+      const documented = (await t.request('GET', '/api/openapi.json')).body.paths['/files/{fileKey}'].get.responses['200'].content;
+      assert.ok(documented[String(mine.headers['content-type'])], `${mine.headers['content-type']} is documented for the download`);
       assert.match(String(mine.headers['content-disposition']), new RegExp(`filename="${task.artifact_file_name}"`));
       const lines = mine.text.trim().split('\r\n');
       assert.equal(lines[0], 'id,username,email,status,roles,created_at');

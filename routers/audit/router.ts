@@ -1,13 +1,13 @@
 import { z } from 'zod';
 import { listAuditRecords } from '../../db/repositories/audit-logs.ts';
-import { listOutput, offsetOf, page, paginationInput, timestamp } from '../shared/schemas.ts';
+import { listOutput, offsetOf, page, paginationInput, timestamp, uuidString } from '../shared/schemas.ts';
 import { requirePermission, router } from '../shared/trpc.ts';
 
 const auditSchema = z
   .object({
-    id: z.string(),
+    id: uuidString,
     created_at: timestamp,
-    user_id: z.string().nullable(),
+    user_id: uuidString.nullable(),
     username: z.string(),
     action: z.string(),
     resource_type: z.string(),
@@ -15,7 +15,7 @@ const auditSchema = z
     status: z.enum(['success', 'failure']),
     ip: z.string(),
     user_agent: z.string(),
-    org_id: z.string().nullable(),
+    org_id: uuidString.nullable(),
     details: z.record(z.string(), z.unknown()),
   })
   .meta({ id: 'AuditLog' });
@@ -24,7 +24,16 @@ const isoTime = z.iso.datetime({ offset: true });
 
 export const auditRouter = router({
   list: requirePermission('audit_log:list')
-    .meta({ list: true, openapi: { method: 'GET', path: '/audit-logs', tags: ['Audit logs'], summary: 'Audit records, newest first; with X-Scope-OrgID only those made in that organization' } })
+    .meta({
+      list: true,
+      openapi: {
+        method: 'GET',
+        path: '/audit-logs',
+        tags: ['Audit logs'],
+        summary: 'Audit records, newest first; with X-Scope-OrgID only those made in that organization',
+        description: 'A page of audit records, newest first, filtered by `user_id`, `action`, `resource_type` and the `start_time`–`end_time` range (ISO 8601). Each names the actor, the resource, the client address and, for changes, the record before and after.',
+      },
+    })
     .input(
       paginationInput.extend({
         user_id: z.uuid().optional(),

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { fieldError } from '../../lib/errors.ts';
 import { translate } from '../../lib/messages/index.ts';
-import { messageOutput, noInput } from '../shared/schemas.ts';
+import { messageOutput, noInput, timestamp, uuidString } from '../shared/schemas.ts';
 import { authedProcedure, publicProcedure, router } from '../shared/trpc.ts';
 import { userSchema } from '../users/schemas.ts';
 
@@ -10,11 +10,11 @@ const tags = ['Authentication'];
 const meSchema = userSchema
   .extend({
     permissions: z.array(z.string()),
-    roles: z.array(z.object({ id: z.string(), name: z.string(), permissions: z.array(z.string()) })),
+    roles: z.array(z.object({ id: uuidString, name: z.string(), permissions: z.array(z.string()) })),
   })
   .meta({ id: 'CurrentUser' });
 
-const tokenSchema = z.object({ token: z.string(), expires_at: z.string() });
+const tokenSchema = z.object({ token: z.string(), expires_at: timestamp });
 /** A completed login's answer (password, MFA or OAuth). */
 export const loginResult = tokenSchema.extend({ user: userSchema }).meta({ id: 'LoginResult' });
 const mfaChallenge = z.object({ mfa_required: z.literal(true), mfa_token: z.string() }).meta({ id: 'MfaChallenge' });
@@ -27,6 +27,7 @@ export const authRouter = router({
         path: '/auth/login',
         tags,
         summary: 'Log in with username (or email) and password; with MFA by email, finish with mfa_token and the mailed mfa_code',
+        description: 'Answers a token for the `Authorization: Bearer` header, its expiry and the user. A user with MFA first gets `{mfa_required, mfa_token}` and an emailed code; a second call with `mfa_token` and `mfa_code` completes the login. Wrong credentials → 401 E4011; consecutive failures lock the account for a while (settings `login_failure_attempts`, `login_failure_lockout_minutes`), and a disabled or locked account is reported only after a correct password. Limited per client IP and username (`rate_limit.login_per_minute`).',
       },
     })
     .input(
@@ -49,7 +50,15 @@ export const authRouter = router({
     }),
 
   requestPasswordReset: publicProcedure
-    .meta({ openapi: { method: 'POST', path: '/auth/password-reset/request', tags, summary: 'Email a password reset link (same answer whether or not the address is known)' } })
+    .meta({
+      openapi: {
+        method: 'POST',
+        path: '/auth/password-reset/request',
+        tags,
+        summary: 'Email a password reset link (same answer whether or not the address is known)',
+        description: 'Mails a single-use link to reset the password of the user with this address. The answer is the same whether or not such a user exists, so it does not reveal accounts.',
+      },
+    })
     .input(z.object({ email: z.string().min(1).max(255) }))
     .output(messageOutput)
     .mutation(async ({ ctx, input }) => {
@@ -58,7 +67,15 @@ export const authRouter = router({
     }),
 
   confirmPasswordReset: publicProcedure
-    .meta({ openapi: { method: 'POST', path: '/auth/password-reset/confirm', tags, summary: 'Set a new password with the emailed single-use token (ends every session)' } })
+    .meta({
+      openapi: {
+        method: 'POST',
+        path: '/auth/password-reset/confirm',
+        tags,
+        summary: 'Set a new password with the emailed single-use token (ends every session)',
+        description: "Sets the password of the user the mailed token was made for and ends all of that user's sessions. An unknown, used or expired token → 400 E4001.",
+      },
+    })
     .input(z.object({ token: z.string().min(1).max(255), password: z.string().min(1).max(128) }))
     .output(messageOutput)
     .mutation(async ({ ctx, input }) => {
@@ -67,13 +84,29 @@ export const authRouter = router({
     }),
 
   me: authedProcedure
-    .meta({ openapi: { method: 'GET', path: '/auth/me', tags, summary: 'The current user with roles and permissions' } })
+    .meta({
+      openapi: {
+        method: 'GET',
+        path: '/auth/me',
+        tags,
+        summary: 'The current user with roles and permissions',
+        description: "Answers the caller's own record, their global roles with each role's permission codes, and the permission codes they hold.",
+      },
+    })
     .input(noInput)
     .output(meSchema)
     .query(({ ctx }) => ctx.services.users.me(ctx.caller, () => ctx.services.permissions.codes())),
 
   logout: authedProcedure
-    .meta({ openapi: { method: 'POST', path: '/auth/logout', tags, summary: 'End this session' } })
+    .meta({
+      openapi: {
+        method: 'POST',
+        path: '/auth/logout',
+        tags,
+        summary: 'End this session',
+        description: "Ends the session the token belongs to: the token then answers 401 E4011. The user's other sessions go on.",
+      },
+    })
     .input(noInput)
     .output(messageOutput)
     .mutation(async ({ ctx }) => {
@@ -82,13 +115,29 @@ export const authRouter = router({
     }),
 
   refresh: authedProcedure
-    .meta({ openapi: { method: 'POST', path: '/auth/refresh', tags, summary: 'A new token for the same session' } })
+    .meta({
+      openapi: {
+        method: 'POST',
+        path: '/auth/refresh',
+        tags,
+        summary: 'A new token for the same session',
+        description: "Answers a new token and its expiry for the session the current token belongs to, so a client can go on past the first token's expiry without logging in again.",
+      },
+    })
     .input(noInput)
     .output(tokenSchema)
     .mutation(({ ctx }) => ctx.services.auth.refresh(ctx.caller)),
 
   changePassword: authedProcedure
-    .meta({ openapi: { method: 'PUT', path: '/auth/me/password', tags, summary: 'Change your own password (ends your sessions)' } })
+    .meta({
+      openapi: {
+        method: 'PUT',
+        path: '/auth/me/password',
+        tags,
+        summary: 'Change your own password (ends your sessions)',
+        description: "Changes the caller's password once the old one is confirmed (a wrong one → 400 E4001) and ends all of the caller's sessions: log in again with the new password.",
+      },
+    })
     .input(z.object({ old_password: z.string().min(1).max(1024), new_password: z.string().min(1).max(128) }))
     .output(messageOutput)
     .mutation(async ({ ctx, input }) => {

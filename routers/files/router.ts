@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { timestamp } from '../shared/schemas.ts';
 import { authedProcedure, router } from '../shared/trpc.ts';
 
 /**
@@ -8,6 +9,6 @@ import { authedProcedure, router } from '../shared/trpc.ts';
 export const filesRouter = router({
   sign: authedProcedure
     .input(z.object({ fileKey: z.string().min(1).max(64) }))
-    .output(z.object({ url: z.string(), expires_at: z.string() }))
+    .output(z.object({ url: z.string(), expires_at: timestamp }))
     .query(async ({ ctx, input }) => ctx.services.files.sign(await ctx.services.files.forCaller(ctx.caller, input.fileKey))),
 });

@@ -1,12 +1,12 @@
 import { z } from 'zod';
 import type { OrganizationModel } from '../../db/models.ts';
-import { timestamp } from '../shared/schemas.ts';
+import { timestamp, uuidString } from '../shared/schemas.ts';
 
 export const orgStatus = z.enum(['active', 'disabled']);
 
 export const organizationSchema = z
   .object({
-    id: z.string(),
+    id: uuidString,
     name: z.string(),
     description: z.string(),
     status: orgStatus,
@@ -18,9 +18,9 @@ export type OrganizationJson = z.infer<typeof organizationSchema>;
 
 export const memberSchema = z
   .object({
-    user_id: z.string(),
+    user_id: uuidString,
     username: z.string(),
-    roles: z.array(z.object({ id: z.string(), name: z.string() })).meta({ description: "The member's roles in this organization" }),
+    roles: z.array(z.object({ id: uuidString, name: z.string() })).meta({ description: "The member's roles in this organization" }),
     created_at: timestamp.meta({ description: 'When the user became a member' }),
   })
   .meta({ id: 'OrganizationMember' });

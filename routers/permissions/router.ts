@@ -5,7 +5,15 @@ import { noInput } from '../shared/schemas.ts';
 
 export const permissionsRouter = router({
   list: requirePermission('permission:list')
-    .meta({ openapi: { method: 'GET', path: '/permissions', tags: ['Permissions'], summary: 'The permission catalogue' } })
+    .meta({
+      openapi: {
+        method: 'GET',
+        path: '/permissions',
+        tags: ['Permissions'],
+        summary: 'The permission catalogue',
+        description: 'Every permission code a role can hold, with its name and module, as declared in the code (not editable).',
+      },
+    })
     .input(noInput)
     .output(z.array(permissionSchema))
     .query(({ ctx }) => ctx.services.permissions.list()),

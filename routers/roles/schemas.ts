@@ -1,15 +1,15 @@
 import { z } from 'zod';
 import type { RoleWithPermissions } from '../../db/repositories/roles.ts';
-import { searchInput, timestamp } from '../shared/schemas.ts';
+import { searchInput, timestamp, uuidString } from '../shared/schemas.ts';
 
 export const roleSchema = z
   .object({
-    id: z.string(),
+    id: uuidString,
     name: z.string(),
     description: z.string(),
     permissions: z.array(z.string()),
     is_system: z.boolean(),
-    org_id: z.string().nullable().meta({ description: 'The organization the role belongs to (assigned through its members); null for a global role (assigned on users)' }),
+    org_id: uuidString.nullable().meta({ description: 'The organization the role belongs to (assigned through its members); null for a global role (assigned on users)' }),
     created_at: timestamp,
     updated_at: timestamp,
   })

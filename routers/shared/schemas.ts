@@ -13,6 +13,9 @@ export const searchInput = paginationInput.extend({ search: z.string().max(128).
 
 export const timestamp = z.string().meta({ format: 'date-time' });
 
+/** An id the server made (a UUID); documented as one without checking what the database hands back. */
+export const uuidString = z.string().meta({ format: 'uuid' });
+
 /** The output of a list procedure; REST adds `code: "0"` around it. */
 export function listOutput<T extends z.ZodType>(item: T) {
   return z.object({ data: z.array(item), total: z.number().int(), current: z.number().int(), page_size: z.number().int() });

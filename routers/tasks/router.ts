@@ -8,37 +8,87 @@ const tags = ['Tasks'];
 
 export const tasksRouter = router({
   list: requirePermission('task:list')
-    .meta({ list: true, openapi: { method: 'GET', path: '/tasks', tags, summary: 'Tasks, newest first (search on type and id); admins see all, others their own; with X-Scope-OrgID only that organization\'s' } })
+    .meta({
+      list: true,
+      openapi: {
+        method: 'GET',
+        path: '/tasks',
+        tags,
+        summary: 'Tasks, newest first (search on type and id); admins see all, others their own; with X-Scope-OrgID only that organization\'s',
+        description: 'A page of tasks, newest first, with status, progress and result. Administrators see every task, others the ones they created.',
+      },
+    })
     .input(listTasksInput)
     .output(listOutput(taskSchema))
     .query(({ ctx, input }) => ctx.services.tasks.list(ctx.caller, input, ctx.req.orgId)),
 
   get: requirePermission('task:view')
-    .meta({ openapi: { method: 'GET', path: '/tasks/{id}', tags, summary: 'Get a task' } })
+    .meta({
+      openapi: {
+        method: 'GET',
+        path: '/tasks/{id}',
+        tags,
+        summary: 'Get a task',
+        description: 'One task with its status, progress, result and artifact. A task the caller may not see → 404 E4041.',
+      },
+    })
     .input(idParam)
     .output(taskSchema)
     .query(({ ctx, input }) => ctx.services.tasks.get(ctx.caller, input.id, ctx.req.orgId)),
 
   logs: requirePermission('task:view')
-    .meta({ list: true, openapi: { method: 'GET', path: '/tasks/{id}/logs', tags, summary: "A task's execution log, oldest first" } })
+    .meta({
+      list: true,
+      openapi: {
+        method: 'GET',
+        path: '/tasks/{id}/logs',
+        tags,
+        summary: "A task's execution log, oldest first",
+        description: 'A page of the lines the task logged while it ran, from the log storage the `task_log_storage_backend` setting picks.',
+      },
+    })
     .input(taskLogsInput)
     .output(listOutput(taskLogSchema))
     .query(({ ctx, input }) => ctx.services.tasks.logs(ctx.caller, input.id, input, ctx.req.orgId)),
 
   cancel: requirePermission('task:cancel')
-    .meta({ openapi: { method: 'POST', path: '/tasks/{id}/cancel', tags, summary: 'Cancel a pending task, or stop a running one (on whichever node runs it)' } })
+    .meta({
+      openapi: {
+        method: 'POST',
+        path: '/tasks/{id}/cancel',
+        tags,
+        summary: 'Cancel a pending task, or stop a running one (on whichever node runs it)',
+        description: 'Answers the task as it is after the request: a pending one is cancelled at once, a running one is told to stop on the node running it (docs/engine.md). Written to the audit log.',
+      },
+    })
     .input(idParam)
     .output(taskSchema)
     .mutation(({ ctx, input }) => ctx.services.tasks.cancel(input.id, { caller: ctx.caller, req: ctx.req })),
 
   retry: requirePermission('task:retry')
-    .meta({ openapi: { method: 'POST', path: '/tasks/{id}/retry', tags, summary: 'Run a failed or cancelled task again' } })
+    .meta({
+      openapi: {
+        method: 'POST',
+        path: '/tasks/{id}/retry',
+        tags,
+        summary: 'Run a failed or cancelled task again',
+        description: 'Queues the task to run again from the start and answers it. Written to the audit log.',
+      },
+    })
     .input(idParam)
     .output(taskSchema)
     .mutation(({ ctx, input }) => ctx.services.tasks.retry(input.id, { caller: ctx.caller, req: ctx.req })),
 
   delete: requirePermission('task:delete')
-    .meta({ openapi: { method: 'DELETE', path: '/tasks/{id}', tags, summary: 'Delete a task (soft); a running task must be cancelled first' } })
+    .meta({
+      openapi: {
+        method: 'DELETE',
+        path: '/tasks/{id}',
+        tags,
+        summary: 'Delete a task (soft); a running task must be cancelled first',
+        description: 'Marks the task deleted: it leaves the lists and answers 404 E4041 from then on. Written to the audit log.',
+      },
+    })
     .input(idParam)
     .output(messageOutput)
     .mutation(async ({ ctx, input }) => {
@@ -47,13 +97,29 @@ export const tasksRouter = router({
     }),
 
   recent: authedProcedure
-    .meta({ openapi: { method: 'GET', path: '/user-tasks', tags, summary: "The caller's recent user tasks (pending, running, or from the last 24 h; newest 10)" } })
+    .meta({
+      openapi: {
+        method: 'GET',
+        path: '/user-tasks',
+        tags,
+        summary: "The caller's recent user tasks (pending, running, or from the last 24 h; newest 10)",
+        description: "For a task indicator in a user interface: the caller's own tasks that are pending or running or finished in the last 24 hours, newest 10.",
+      },
+    })
     .input(noInput)
     .output(z.array(taskSchema))
     .query(({ ctx }) => ctx.services.tasks.recent(ctx.caller, ctx.req.orgId)),
 
   logStorageBackends: requirePermission('system:settings:view')
-    .meta({ openapi: { method: 'GET', path: '/system/task-settings/log-storage-backends', tags: ['System settings'], summary: 'Values task_log_storage_backend accepts' } })
+    .meta({
+      openapi: {
+        method: 'GET',
+        path: '/system/task-settings/log-storage-backends',
+        tags: ['System settings'],
+        summary: 'Values task_log_storage_backend accepts',
+        description: 'The id and name of each storage backend for task logs, the values the `task_log_storage_backend` setting accepts.',
+      },
+    })
     .input(noInput)
     .output(z.array(logBackendSchema))
     .query(({ ctx }) => ctx.services.engine.logSinks.list()),

@@ -1,11 +1,11 @@
 import { z } from 'zod';
-import { paginationInput, searchInput, timestamp } from '../shared/schemas.ts';
+import { paginationInput, searchInput, timestamp, uuidString } from '../shared/schemas.ts';
 
 export const taskStatus = z.enum(['pending', 'running', 'success', 'failed', 'cancelled']);
 
 export const taskSchema = z
   .object({
-    id: z.string(),
+    id: uuidString,
     type: z.string(),
     status: taskStatus,
     category: z.enum(['user', 'system']),
@@ -15,11 +15,11 @@ export const taskSchema = z
     error: z.string().nullable(),
     retry_count: z.number().int().meta({ description: 'Automatic retries so far (reset by a manual retry)' }),
     max_retries: z.number().int(),
-    creator_id: z.string().nullable(),
+    creator_id: uuidString.nullable(),
     cron_schedule_id: z.string().nullable(),
     artifact_file_key: z.string().nullable(),
     artifact_file_name: z.string().nullable(),
-    org_id: z.string().nullable(),
+    org_id: uuidString.nullable(),
     created_at: timestamp,
     updated_at: timestamp,
     started_at: timestamp.nullable(),
@@ -29,8 +29,8 @@ export const taskSchema = z
 
 export const taskLogSchema = z
   .object({
-    id: z.string(),
-    task_id: z.string(),
+    id: uuidString,
+    task_id: uuidString,
     level: z.enum(['info', 'warn', 'error']),
     message: z.string(),
     created_at: timestamp,

@@ -4,6 +4,8 @@ import type { Runner } from '../../engine/types.ts';
 import { effectiveStatus } from '../users/schemas.ts';
 
 export const USER_EXPORT_TYPE = 'user_export';
+/** The type the export's file is stored and downloaded with (documented on GET /files/{fileKey}). */
+export const USER_EXPORT_CONTENT_TYPE = 'text/csv; charset=utf-8';
 const PAGE = 100;
 const HEADER = ['id', 'username', 'email', 'status', 'roles', 'created_at'];
 
@@ -41,7 +43,7 @@ export function userExportRunner(db: Database): Runner {
         if (users.length < PAGE) return;
       }
     }
-    const fileKey = await ctx.artifact(fileName(new Date()), lines(), 'text/csv; charset=utf-8');
+    const fileKey = await ctx.artifact(fileName(new Date()), lines(), USER_EXPORT_CONTENT_TYPE);
     ctx.log.info('users exported', { rows });
     return { file_key: fileKey, rows };
   };

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { UserWithRoles } from '../../db/repositories/users.ts';
-import { searchInput, timestamp } from '../shared/schemas.ts';
+import { searchInput, timestamp, uuidString } from '../shared/schemas.ts';
 
 export const USERNAME = /^[A-Za-z0-9](?:[A-Za-z0-9_.-]{1,30})[A-Za-z0-9]$/;
 
@@ -8,14 +8,14 @@ export const userStatus = z.enum(['active', 'disabled', 'locked']);
 
 export const userSchema = z
   .object({
-    id: z.string(),
+    id: uuidString,
     username: z.string(),
     email: z.string(),
     full_name: z.string(),
     avatar: z.string(),
     status: userStatus,
     mfa_enabled: z.boolean(),
-    roles: z.array(z.object({ id: z.string(), name: z.string() })),
+    roles: z.array(z.object({ id: uuidString, name: z.string() })),
     last_login_at: timestamp.nullable(),
     created_at: timestamp,
     updated_at: timestamp,

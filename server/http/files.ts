@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { fieldError, UnauthorizedError } from '../../lib/errors.ts';
 import type { Services } from '../../routers/shared/services.ts';
+import { USER_EXPORT_CONTENT_TYPE } from '../../routers/user-export/runner.ts';
 import { requestInfo } from './request-info.ts';
 
 const query = z.object({
@@ -48,35 +49,51 @@ export function registerFileRoutes(api: FastifyInstance, services: Services): vo
   });
 }
 
+const errorRef = (description: string) => ({ description, content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } });
+
+/** The types task artifacts are written with: a download answers the one its file was stored with. */
+const ARTIFACT_CONTENT_TYPES = [USER_EXPORT_CONTENT_TYPE];
+
 /** The route's entry in the OpenAPI document (plain Fastify routes are not generated from procedures). */
 export const fileRouteDocs = {
   '/files/{fileKey}': {
     get: {
+      operationId: 'files-download',
       tags: ['Tasks'],
       summary: "Download a task's artifact; `?method=sign` answers a URL valid 10 minutes without a token",
+      description:
+        "Streams the file a task produced (its `artifact_file_key`), with the type it was stored with and `Content-Disposition: attachment` naming it. With a token, the task's creator or an administrator may fetch it, or ask `?method=sign` for a URL (with `expires` and `signature`) that fetches it without a token for 10 minutes; a signed URL cannot be signed again.",
       parameters: [
-        { name: 'fileKey', in: 'path', required: true, schema: { type: 'string' } },
-        { name: 'method', in: 'query', required: false, schema: { type: 'string', enum: ['download', 'sign'] } },
-        { name: 'expires', in: 'query', required: false, schema: { type: 'string' }, description: 'From a signed URL' },
-        { name: 'signature', in: 'query', required: false, schema: { type: 'string' }, description: 'From a signed URL' },
+        { name: 'fileKey', in: 'path', required: true, schema: { type: 'string', minLength: 1 }, description: 'The task’s `artifact_file_key`' },
+        { name: 'method', in: 'query', required: false, schema: { type: 'string', enum: ['download', 'sign'] }, description: '`sign` answers a signed URL instead of the file' },
+        { name: 'expires', in: 'query', required: false, schema: { type: 'string', maxLength: 16 }, description: 'From a signed URL' },
+        { name: 'signature', in: 'query', required: false, schema: { type: 'string', maxLength: 128 }, description: 'From a signed URL' },
       ],
       security: [{ bearerAuth: [] }, {}],
       responses: {
         '200': {
-          description: 'The file (with `Content-Disposition`), or with `method=sign` `{code, data: {url, expires_at}}`',
+          description: 'The file, or with `method=sign` `{code, data: {url, expires_at}}`',
+          headers: {
+            'Content-Disposition': { description: '`attachment` with the file’s name (RFC 6266, and RFC 5987 for names beyond ASCII)', schema: { type: 'string' } },
+            'Content-Length': { description: 'The file’s size in bytes', schema: { type: 'integer', minimum: 0 } },
+          },
           content: {
-            'application/octet-stream': { schema: { type: 'string', format: 'binary' } },
+            ...Object.fromEntries(ARTIFACT_CONTENT_TYPES.map((type) => [type, { schema: { type: 'string' } }])),
             'application/json': {
               schema: {
                 type: 'object',
                 required: ['code', 'data'],
-                properties: { code: { type: 'string', const: '0' }, data: { type: 'object', properties: { url: { type: 'string' }, expires_at: { type: 'string', format: 'date-time' } } } },
+                properties: {
+                  code: { type: 'string', const: '0' },
+                  data: { type: 'object', required: ['url', 'expires_at'], properties: { url: { type: 'string', format: 'uri-reference', description: 'Absolute when `server.root_url` is set' }, expires_at: { type: 'string', format: 'date-time' } } },
+                },
               },
             },
           },
         },
-        '401': { description: 'E4011: no token and no (valid) signature', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } },
-        '404': { description: 'E4041: no such file, or not yours', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } },
+        '400': errorRef('E4001: an invalid query parameter, named'),
+        '401': errorRef('E4011: no token and no (valid) signature, or `method=sign` on a signed URL; E4012: the token’s user is deleted, disabled or locked'),
+        '404': errorRef('E4041: no such file, or not yours'),
       },
     },
   },

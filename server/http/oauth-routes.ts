@@ -63,8 +63,11 @@ const location = { Location: { schema: { type: 'string', format: 'uri' } } };
 export const oauthRouteDocs = {
   '/auth/oauth/{name}/authorize': {
     get: {
+      operationId: 'oauth-authorize',
       tags: ['Authentication'],
       summary: 'Start an OAuth login: redirects the browser to the provider with a signed, single-use state (valid 10 minutes) and a PKCE S256 challenge',
+      description:
+        'For browsers (a link or button of the login page): sets a cookie binding the login to this browser for 10 minutes, then the provider sends the browser back to GET /auth/oauth/{name}/callback.',
       parameters: [nameParam],
       security: [],
       responses: {
@@ -76,8 +79,11 @@ export const oauthRouteDocs = {
   },
   '/auth/oauth/{name}/callback': {
     get: {
+      operationId: 'oauth-browserCallback',
       tags: ['Authentication'],
       summary: 'Where the provider sends the browser back (the redirect_url to register). With server.root_url set it redirects to `<root_url>/#token=<jwt>`; otherwise it answers as POST /auth/login',
+      description:
+        'Checks the state and that this browser started the login (the cookie authorize set), exchanges the code with the provider and logs the matching account in (README, OAuth login).',
       parameters: [
         nameParam,
         { name: 'state', in: 'query', required: true, schema: { type: 'string' } },
