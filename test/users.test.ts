@@ -131,6 +131,11 @@ for (const lane of lanes()) {
       const afterDelete = await list(`search=${marker}`);
       assert.equal(afterDelete.body.total, 2);
       assert.deepEqual(afterDelete.body.data.map((u: { id: string }) => u.id), newestFirst.slice(0, 2));
+
+      // A search reads its page apart from the plain list: the users it shows are the same, roles and all.
+      const adminOf = (res: { body: { data: { username: string; roles: { name: string }[] }[] } }) => res.body.data.find((u) => u.username === 'admin');
+      assert.deepEqual(adminOf(await list('search=ADMIN')), adminOf(await list('page_size=100')));
+      assert.deepEqual(adminOf(await list('search=admin'))!.roles.map((r) => r.name), ['admin']);
     });
 
     test('list: % and _ in search are taken literally', async () => {

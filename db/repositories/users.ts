@@ -52,11 +52,25 @@ export async function listLiveUserKeys(db: Database): Promise<{ id: string; user
   return (await db.knex(db.t.users).whereNull('deleted_at').orderBy(newestFirst).select('id', 'username_key', 'email_key')) as { id: string; username_key: string; email_key: string }[];
 }
 
-/** The live users of `ids` with their roles' id and name, in the order of `ids` (one removed since is left out). */
+/**
+ * The live users of `ids` with their roles' id and name, in the order of `ids` (one removed since is left out).
+ * Two plain statements, rows parsed as the model parses them: objection's graph fetch of the same took about
+ * seven times as long, and a search reads one page this way per request.
+ */
 export async function findUsersWithRoleNames(db: Database, ids: string[]): Promise<UserWithRoles[]> {
   if (!ids.length) return [];
-  const rows = (await withRoleNames(db, db.models.User.query().whereIn('id', ids))) as UserWithRoles[];
-  const byId = new Map(rows.map((r) => [r.id, r]));
+  const { knex, t, models } = db;
+  const [users, links] = await Promise.all([
+    knex(t.users).whereIn('id', ids).whereNull('deleted_at') as Promise<Record<string, unknown>[]>,
+    knex(t.userRoles)
+      .join(t.roles, `${t.roles}.id`, `${t.userRoles}.role_id`)
+      .whereIn(`${t.userRoles}.user_id`, ids)
+      .orderBy(`${t.roles}.id`)
+      .select(`${t.userRoles}.user_id as user_id`, `${t.roles}.id as id`, `${t.roles}.name as name`) as Promise<{ user_id: string; id: string; name: string }[]>,
+  ]);
+  const roles = new Map<string, { id: string; name: string }[]>();
+  for (const { user_id, id, name } of links) roles.set(user_id, [...(roles.get(user_id) ?? []), { id, name }]);
+  const byId = new Map(users.map((row) => [row.id as string, Object.assign(models.User.fromDatabaseJson(row), { roles: roles.get(row.id as string) ?? [] }) as unknown as UserWithRoles]));
   return ids.flatMap((id) => byId.get(id) ?? []);
 }
 
