@@ -236,7 +236,8 @@ for (const lane of lanes()) {
     let t: TestConsole;
     let admin: string;
     before(async () => {
-      t = await startConsole(lane, { server: { trust_proxy: true, cors_origins: ['https://admin.example', 'https://ops.example'], write_timeout: '150ms' } }, { logger: logs.logger });
+      // Short enough to test the timeout against a 1 s handler, long enough for real requests on a loaded machine (ClickHouse).
+      t = await startConsole(lane, { server: { trust_proxy: true, cors_origins: ['https://admin.example', 'https://ops.example'], write_timeout: '400ms' } }, { logger: logs.logger });
       addSlowRoute(t.c.http);
       admin = await t.login();
     });
