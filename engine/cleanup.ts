@@ -50,7 +50,7 @@ async function cleanTaskData(ctx: RunnerContext, { db, engine, settings }: Clean
   return { deleted_task_logs: logs, deleted_tasks: tasks, deleted_files: files, retention_days: days, cutoff: before.toISOString() };
 }
 
-/** The built-in schedules of DESIGN §6, all daily at midnight UTC except the credential cleanup. */
+/** The built-in schedules of docs/engine.md, all daily at midnight UTC except the credential cleanup. */
 export function registerBuiltInSchedules(deps: CleanupDeps): void {
   const { engine, scheduler, db, settings } = deps;
 

@@ -92,7 +92,7 @@ function settledStatus(status: TaskStatus): Exclude<TaskStatus, 'running'> {
 }
 
 /**
- * The task engine of one node (DESIGN §6). Pending tasks live in the database; a node claims as many as it
+ * The task engine of one node (docs/engine.md). Pending tasks live in the database; a node claims as many as it
  * has free slots (`task_max_concurrent`), runs each as an actor of the task machine, renews their leases,
  * and writes their outcome. Any node may create, cancel or retry any task; the change feed tells the others.
  */

@@ -3,7 +3,7 @@ import { BadRequestError } from '../lib/errors.ts';
 import type { TaskStatus } from './types.ts';
 
 /**
- * The task lifecycle (DESIGN §6), the one place where transitions are decided; the database row mirrors it.
+ * The task lifecycle (docs/engine.md), the one place where transitions are decided; the database row mirrors it.
  *
  *   pending ──CLAIM──▶ running ──SUCCEED──▶ success, or cancelled when a cancel was requested
  *      │                 │ ──FAIL──▶ failed, or pending again while retries are left (after a backoff),

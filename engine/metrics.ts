@@ -1,6 +1,6 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 
-/** The task metrics of DESIGN §6, registered into the console's registry. */
+/** The task metrics of docs/engine.md, registered into the console's registry. */
 export function createTaskMetrics(registry: Registry, pendingCount: () => Promise<number>) {
   const registers = [registry];
   return {

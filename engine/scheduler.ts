@@ -8,7 +8,7 @@ import type { EngineLogger, TaskJson } from './types.ts';
 
 export const SCHEDULES_CHANNEL = 'schedules';
 
-/** A cron schedule defined in code (DESIGN §6). */
+/** A cron schedule defined in code (docs/engine.md). */
 export interface ScheduleDefinition {
   /** Free string, 1–64 characters. */
   id: string;

@@ -14,7 +14,7 @@ export function createLogSinks(db: Database, fileUploadPath: string): LogSinks {
   return sinks;
 }
 
-/** The engine's runtime settings (DESIGN §5); the backend is validated against the registered sinks. */
+/** The engine's runtime settings (docs/decisions.md "Settings and audit"); the backend is validated against the registered sinks. */
 export function declareEngineSettings(registry: SettingsRegistry, sinks: LogSinks): void {
   registry.declare({ key: SETTING_MAX_CONCURRENT, description: 'Tasks each node runs at once', default: '10', schema: intSetting(1, 1000) });
   registry.declare({ key: SETTING_LOG_BACKEND, description: 'Where task execution logs are stored', default: 'database', schema: enumSetting(() => sinks.ids()) });

@@ -4,7 +4,7 @@ import type { TaskRow } from '../db/repositories/tasks.ts';
 export type { TaskStatus } from '../db/repositories/tasks.ts';
 export type TaskCategory = TaskRow['category'];
 
-/** The task as the API and runners see it (DESIGN §6): the stored row without its bookkeeping columns. */
+/** The task as the API and runners see it (docs/engine.md): the stored row without its bookkeeping columns. */
 export type TaskJson = Pick<
   TaskRow,
   | 'id' | 'type' | 'status' | 'category' | 'payload' | 'progress' | 'result' | 'error' | 'retry_count' | 'max_retries' | 'creator_id'
@@ -43,7 +43,7 @@ export interface TaskLogger {
   error(message: string, fields?: Record<string, unknown>): void;
 }
 
-/** What a runner gets (the runner contract of DESIGN §6). */
+/** What a runner gets (the runner contract of docs/engine.md). */
 export interface RunnerContext {
   /** The task as it was when this run started. */
   readonly task: TaskJson;

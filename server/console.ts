@@ -64,7 +64,7 @@ export interface Console {
   readonly permissions: Services['permissions'];
   /** The Fastify instance, for applications that add their own routes before `listen()`. */
   readonly http: FastifyInstance;
-  /** The task engine: `c.engine.register(type, runner, options)`, `c.engine.create({...})` (DESIGN §6). */
+  /** The task engine: `c.engine.register(type, runner, options)`, `c.engine.create({...})` (docs/engine.md). */
   readonly engine: TaskEngine;
   /** Cron schedules: `c.scheduler.define({id, name, spec, taskType, timezone, payload})`. */
   readonly scheduler: Scheduler;

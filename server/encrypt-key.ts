@@ -8,7 +8,7 @@ import { encryptKeyBytes } from './config/schema.ts';
 const KEY_FILE = 'console.key';
 
 /**
- * The key secrets are sealed with (DESIGN §5): `global.encrypt_key` when configured. Without it a single-file
+ * The key secrets are sealed with (docs/decisions.md "Settings and audit"): `global.encrypt_key` when configured. Without it a single-file
  * database keeps a generated key beside itself (no other node could need it); shared databases refuse to store
  * a secret, since nodes with different generated keys could not read each other's values.
  * Resolved when first needed, so a deployment without secrets never needs a key.

@@ -138,7 +138,7 @@ describe('cli', () => {
     assert.ok(fresh && fresh !== generated, run.stdout);
     assert.equal(await login(server.port, fresh), 200);
     assert.equal(await login(server.port, generated), 401);
-    // The CLI is another process: the running server learns of it through the change feed, within 2 s (DESIGN §1).
+    // The CLI is another process: the running server learns of it through the change feed, within 2 s (docs/architecture.md).
     const deadline = Date.now() + 2500;
     while ((await me(server.port, oldToken)) !== 401 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
     assert.equal(await me(server.port, oldToken), 401, 'sessions of the old password end on the running server');

@@ -38,7 +38,7 @@ function failure(options: Parameters<typeof loadConfig>[0]): string {
 }
 
 describe('config: defaults and sources', () => {
-  test('defaults are SPEC and DESIGN values', () => {
+  test('defaults are the documented values', () => {
     const c = load();
     assert.equal(c.server.host, '0.0.0.0');
     assert.equal(c.server.port, 8080);

@@ -5,7 +5,7 @@ import { lanes, startConsole, type Reply, type TestConsole } from './support/har
 import { operations, type Operation } from './support/openapi-doc.ts';
 
 /**
- * DESIGN §3: the only operations reachable without a token. (`GET /files/{fileKey}` is public only with a
+ * README "API overview": the only operations reachable without a token. (`GET /files/{fileKey}` is public only with a
  * valid signature, so without one it belongs with the rest: 401.)
  */
 const PUBLIC = new Set([
@@ -51,7 +51,7 @@ for (const lane of lanes()) {
     });
     after(async () => t.close());
 
-    test('the document is OpenAPI 3.1 for /api, with the operations DESIGN names', () => {
+    test('the document is OpenAPI 3.1 for /api, with the documented operations', () => {
       assert.match(doc.openapi, /^3\.1\./);
       assert.equal(base, '/api');
       assert.equal(doc.info.title, 'Console API');
@@ -70,7 +70,7 @@ for (const lane of lanes()) {
       }
     });
 
-    test('only DESIGN §3 public operations are open; every other answers 401 E4011 without a token or with a bad one', async () => {
+    test('only the documented public operations are open; every other answers 401 E4011 without a token or with a bad one', async () => {
       for (const o of ops) {
         const documentedPublic = Array.isArray(o.op.security) && o.op.security.length === 0;
         assert.equal(documentedPublic, PUBLIC.has(o.key), `${o.key}: documented ${documentedPublic ? 'public' : 'with bearer auth'}`);

@@ -5,7 +5,7 @@ import { restRoutes } from '../server/http/rest-adapter.ts';
 import { lanes, type TestConsole } from './support/harness.ts';
 import { assertError, createRole, createUser, ok, PASSWORD, unique, startWithAdmin, UNKNOWN_ID } from './support/identity.ts';
 
-// SPEC's named codes plus the identity catalogue of DESIGN §4.
+// The documented permission codes plus the identity catalogue (routers/permissions/catalogue.ts).
 const EXPECTED_CODES = [
   'user:create', 'system:settings:view', 'system:settings:update', 'task:list', 'task:view', 'task:cancel', 'task:retry', 'task:delete',
   'task:schedule:list', 'task:schedule:update', 'user:list', 'user:view', 'user:update', 'user:delete', 'user:export', 'role:list',

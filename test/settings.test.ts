@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { lanes, startConsole, type TestConsole } from './support/harness.ts';
 
-/** DESIGN §5: the foundation's keys (routers/settings/definitions.ts) and the task engine's (engine/settings.ts). */
+/** docs/decisions.md "Settings and audit": the foundation's keys (routers/settings/definitions.ts) and the task engine's (engine/settings.ts). */
 const DEFAULTS = {
   session_idle_timeout_minutes: '1440',
   password_min_length: '8',

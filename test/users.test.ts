@@ -15,7 +15,7 @@ for (const lane of lanes()) {
 
     const list = (query: string, token = admin) => t.request('GET', `/api/users?${query}`, { token });
 
-    test('create answers 201 with the user JSON of DESIGN §4, never the password', async () => {
+    test('create answers 201 with the documented user JSON, never the password', async () => {
       const role = await createRole(t, admin, ['user:list']);
       const name = unique();
       const res = await t.request('POST', '/api/users', {

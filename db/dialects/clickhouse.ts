@@ -35,7 +35,7 @@ const pick = (row: Record<string, unknown>, columns: string[]) => Object.fromEnt
 
 /**
  * ClickHouse (≥ 25.7) over HTTP, for a single node and a single process: there are no transactions, unique
- * keys or row locks, so uniqueness, upserts and read-modify-writes are made safe by this process's locks, and its task engine claims in memory (DESIGN §2,
+ * keys or row locks, so uniqueness, upserts and read-modify-writes are made safe by this process's locks, and its task engine claims in memory (docs/architecture.md,
  * docs/decisions.md). Tables are MergeTree sorted by their primary key (or their design's sort key), with
  * ReplacingMergeTree for tables whose rows are replaced whole.
  */

@@ -23,7 +23,7 @@ type AnyChange = Omit<TaskChange, 'fence'> & { fence?: TaskFence };
 
 /**
  * Task writes for an engine without row locks, transactions or affected-row counts (ClickHouse), where one
- * process owns the database (DESIGN §2). Every change is a whole new row, `version` + 1, appended to a table
+ * process owns the database (docs/architecture.md). Every change is a whole new row, `version` + 1, appended to a table
  * that reads the newest version of each id; nothing is updated in place.
  *
  * This process is the only writer, so it knows the newest version of every row it changed: those rows stay in

@@ -10,7 +10,7 @@ export const ROLES_CHANNEL = 'roles';
 export const SESSIONS_CHANNEL = 'sessions';
 export const ADMIN_ROLE = 'admin';
 
-/** The global admin role; an organization's role of that name confers nothing special (DESIGN §4). */
+/** The global admin role; an organization's role of that name confers nothing special (docs/decisions.md "Identity and access"). */
 export const isAdminRole = (role: { name: string; org_id?: string | null }) => role.name === ADMIN_ROLE && !role.org_id;
 
 export interface Identity {

@@ -10,7 +10,7 @@ import { isLive, issueEmailToken, recipientOf, sha256 } from './email-tokens.ts'
 
 export const RESET_TTL_MINUTES = 30;
 
-/** Password reset by email (DESIGN §5): a single-use link valid for RESET_TTL_MINUTES. */
+/** Password reset by email (docs/decisions.md "Mail, MFA and rate limits"): a single-use link valid for RESET_TTL_MINUTES. */
 export class PasswordResetService {
   constructor(
     private readonly db: Database,

@@ -41,7 +41,7 @@ export interface MfaChallenge {
   mfa_token: string;
 }
 
-/** Login, logout, refresh, and the per-request check of token, user and session (DESIGN §4). */
+/** Login, logout, refresh, and the per-request check of token, user and session (docs/decisions.md "Identity and access"). */
 export class AuthService {
   constructor(
     private readonly db: Database,

@@ -13,7 +13,7 @@ interface Verified extends TokenClaims {
   exp: number;
 }
 
-/** HS256 access tokens (jose) with the claims of DESIGN §4. */
+/** HS256 access tokens (jose) with the claims of docs/decisions.md "Identity and access". */
 export class TokenSigner {
   private readonly key: KeyObject;
   // A token is immutable, so its signature needs checking once; expiry is checked on every use.

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { isJsonObject, type Json } from './schemas.ts';
 
-/** The configured names of a provider's user-info fields (SPEC defaults: email, username, fullName, avatar). */
+/** The configured names of a provider's user-info fields (defaults in the README's OAuth table: email, username, fullName, avatar). */
 export interface FieldNames {
   email_field: string;
   username_field: string;

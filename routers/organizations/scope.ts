@@ -21,7 +21,7 @@ interface Standing {
 }
 
 /**
- * The organization a request names in `X-Scope-OrgID` (DESIGN §4): the caller then holds their global
+ * The organization a request names in `X-Scope-OrgID` (docs/decisions.md "Identity and access"): the caller then holds their global
  * permissions plus the organization-scoped ones of their roles in that organization. Each user's standing in an organization is
  * cached up to `cache.size` entries and dropped whenever organizations, memberships or roles change on any node.
  */

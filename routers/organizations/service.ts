@@ -28,7 +28,7 @@ export interface CreateOrganization {
 }
 
 /**
- * Organizations (DESIGN §4): names unique among live ones, members holding the organization's own roles, soft
+ * Organizations (docs/decisions.md "Identity and access"): names unique among live ones, members holding the organization's own roles, soft
  * delete. A request acting in an organization (`X-Scope-OrgID`) sees and manages only that one.
  */
 export class OrganizationService {

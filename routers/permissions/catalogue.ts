@@ -23,7 +23,7 @@ interface Declared extends Permission {
 const OV: DefaultRole[] = ['operator', 'viewer'];
 const O: DefaultRole[] = ['operator'];
 
-// The built-in catalogue (DESIGN §4). `roles` says which seeded system roles get the code; admin gets all.
+// The built-in catalogue (docs/decisions.md "Identity and access"). `roles` says which seeded system roles get the code; admin gets all.
 const BUILT_IN: Declared[] = [
   { code: 'user:list', name: 'List users', module: 'Users', roles: OV },
   { code: 'user:view', name: 'View users', module: 'Users', roles: OV },

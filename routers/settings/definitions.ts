@@ -1,6 +1,6 @@
 import { boolSetting, intSetting, type SettingsRegistry } from '../../lib/settings-registry.ts';
 
-/** The identity and retention settings of the foundation (DESIGN §5). */
+/** The identity and retention settings of the foundation (docs/decisions.md "Settings and audit"). */
 export function declareCoreSettings(registry: SettingsRegistry): void {
   registry.declare({ key: 'session_idle_timeout_minutes', description: 'Idle session timeout in minutes', default: '1440', schema: intSetting(1, 525_600) });
   registry.declare({ key: 'password_min_length', description: 'Minimum password length', default: '8', schema: intSetting(6, 128) });

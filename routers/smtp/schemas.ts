@@ -16,7 +16,7 @@ export type SmtpSettings = z.infer<typeof smtpSettingsSchema>;
 export const updateSmtpInput = z.object({
   host: z.string().min(1).max(255),
   port: z.number().int().min(1).max(65535),
-  // Empty: the server is used without AUTH (DESIGN §5).
+  // Empty: the server is used without AUTH (docs/decisions.md "Mail, MFA and rate limits").
   username: z.string().max(255).default(''),
   password: z.string().min(1).max(1024),
   from_email: z.email().max(255),

@@ -17,7 +17,7 @@ function publicPart(stored: SmtpSettings): SmtpSettings {
   return { host, port, username, from_email, from_name, use_tls, use_ssl };
 }
 
-/** The SMTP settings (admin only, DESIGN §5) and the one way mail leaves the service. */
+/** The SMTP settings (admin only, docs/decisions.md "Mail, MFA and rate limits") and the one way mail leaves the service. */
 export class SmtpService {
   constructor(
     private readonly db: Database,
@@ -49,7 +49,7 @@ export class SmtpService {
     return after;
   }
 
-  /** Sends with the stored settings; failures become the 400/503 answers of DESIGN §5. */
+  /** Sends with the stored settings; failures become the 400/503 answers of docs/decisions.md "Mail, MFA and rate limits". */
   async send(mail: OutgoingMail): Promise<void> {
     const stored = await this.stored();
     if (!stored) throw new BadRequestError('smtp.not_configured');

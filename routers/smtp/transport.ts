@@ -40,7 +40,7 @@ export async function sendMail(settings: SmtpSettings, password: string, mail: O
 const UNREACHABLE = new Set(['ECONNECTION', 'ESOCKET', 'ETIMEDOUT', 'EDNS', 'ETLS', 'EPROTOCOL', 'ECONNREFUSED', 'ENOTFOUND']);
 
 /**
- * A send failure as the answer DESIGN §5 asks for: refused credentials or addresses are the caller's to fix
+ * A send failure as the answer docs/decisions.md "Mail, MFA and rate limits" asks for: refused credentials or addresses are the caller's to fix
  * (400), an unreachable server is not (503). The reason is a fixed text: server replies and socket errors
  * stay in the log.
  */

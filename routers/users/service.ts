@@ -44,7 +44,7 @@ export interface UpdateUser {
 }
 
 
-/** Users: the business rules of DESIGN §4 (uniqueness, guards, soft delete, session revocation). */
+/** Users: the business rules of docs/decisions.md "Identity and access" (uniqueness, guards, soft delete, session revocation). */
 type StoredPage = { rows: UserWithRoles[]; total: number };
 
 export class UserService {

@@ -52,7 +52,7 @@ function jsonOrText(v: unknown): unknown {
   }
 }
 
-// SPEC: retry is an object or a string; a string holds the object as JSON, or just true/false for `enabled`.
+// The documented contract: retry is an object or a string; a string holds the object as JSON, or just true/false for `enabled`.
 const retry = z.preprocess(
   (v) => {
     const value = jsonOrText(v);
@@ -337,7 +337,7 @@ export const configSchema = z
 export type ConsoleConfig = z.output<typeof configSchema>;
 export type ConsoleConfigInput = z.input<typeof configSchema>;
 
-/** Per-driver defaults SPEC gives for keys the schema leaves open. */
+/** Per-driver defaults (README, configuration table) for keys the schema leaves open. */
 export const DRIVER_DEFAULTS = {
   sqlite: { port: 0, max_open_connections: 1, max_idle_connections: 1 },
   postgres: { port: 5432, max_open_connections: 100, max_idle_connections: 10 },

@@ -18,7 +18,7 @@ export function contentDisposition(name: string): string {
 }
 
 /**
- * `GET /api/files/:fileKey`: streams a task artifact (DESIGN §6). With a bearer token the task's creator or an
+ * `GET /api/files/:fileKey`: streams a task artifact (docs/engine.md). With a bearer token the task's creator or an
  * administrator may fetch it, or ask `?method=sign` for a URL that works without a token for ten minutes;
  * `?expires=&signature=` is such a URL. No token and no signature → 401; not allowed → 404.
  * Registered inside the /api scope, so failures answer with the error envelope.

@@ -98,7 +98,7 @@ function bodyInput(body: unknown): Record<string, unknown> {
 
 /**
  * Serves each procedure's REST path as a native Fastify route calling the procedure directly: the stock
- * trpc-to-openapi HTTP adapter costs ~4x in throughput (DESIGN §1). Answers carry the SPEC envelope.
+ * trpc-to-openapi HTTP adapter costs ~4x in throughput (docs/architecture.md). Answers carry the envelope (README "API overview").
  */
 export function registerRestRoutes(app: FastifyInstance, router: AnyTRPCRouter, createContext: (request: FastifyRequest, reply: FastifyReply) => Context): void {
   for (const route of restRoutes(router)) {

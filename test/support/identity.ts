@@ -56,7 +56,7 @@ export async function setColumn(t: TestConsole, table: 'users' | 'sessions', id:
 }
 
 /**
- * The list rules every list endpoint shares (DESIGN §3): defaults 1 and 10, page_size 1–100, current ≥ 1,
+ * The list rules every list endpoint shares (README "API overview"): defaults 1 and 10, page_size 1–100, current ≥ 1,
  * anything else (out of range, not a whole number) → 400 E4001 naming the field.
  */
 export async function assertPaginationRules(t: TestConsole, token: string, path: string): Promise<void> {
