@@ -17,3 +17,17 @@ export function deepFreeze<T>(value: T): T {
 export function isDeepFrozen(value: unknown): value is object {
   return typeof value === 'object' && value !== null && frozen.has(value);
 }
+
+/**
+ * What `derive` makes of a value (its serialised body), kept while a deep-frozen value lives, since such a value
+ * cannot change; any other value is derived anew each time. One per kind of derivation (per route).
+ */
+export function derivedOncePerFrozen<R>(): (value: unknown, derive: () => R) => R {
+  const kept = new WeakMap<object, R>();
+  return (value, derive) => {
+    if (!isDeepFrozen(value)) return derive();
+    let result = kept.get(value);
+    if (result === undefined) kept.set(value, (result = derive()));
+    return result;
+  };
+}

@@ -1,7 +1,7 @@
 import type { AnyTRPCProcedure, AnyTRPCRouter } from '@trpc/server';
 import type { FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 'fastify';
 import { z } from 'zod';
-import { isDeepFrozen } from '../../lib/deep-freeze.ts';
+import { derivedOncePerFrozen } from '../../lib/deep-freeze.ts';
 import { BadRequestError } from '../../lib/errors.ts';
 import { andThen } from '../../lib/maybe-async.ts';
 import type { Context } from '../../routers/shared/context.ts';
@@ -102,8 +102,8 @@ function bodyInput(body: unknown): Record<string, unknown> {
  */
 export function registerRestRoutes(app: FastifyInstance, router: AnyTRPCRouter, createContext: (request: FastifyRequest, reply: FastifyReply) => Context): void {
   for (const route of restRoutes(router)) {
-    /** Serialised bodies of the route's deep-frozen answers, which do not change. */
-    const bodies = new WeakMap<object, string>();
+    // A deep-frozen answer (a cached page or view, validated once: see run-procedure.ts) is serialised once.
+    const bodyOf = derivedOncePerFrozen<string>();
     const readsQuery = route.method === 'GET' || route.method === 'DELETE';
     const status = route.meta.successStatus ?? 200;
     // Compiled on the route's first answer rather than at start: a process serves few of its routes, and
@@ -128,12 +128,7 @@ export function registerRestRoutes(app: FastifyInstance, router: AnyTRPCRouter, 
         const output = runProcedure(route.procedure, { ctx: createContext(request, reply), path: route.path, type: route.procedure._def.type, getRawInput: () => input, signal: undefined, batchIndex: 0 });
         return andThen(output, (data) => {
           reply.code(status).type('application/json; charset=utf-8');
-          const enveloped = () => serialize(reply, route.meta.list ? { code: '0', ...(data as object) } : { code: '0', data });
-          // A deep-frozen answer (a cached page or view, validated once: see run-procedure.ts) is serialised once.
-          if (!isDeepFrozen(data)) return enveloped();
-          let body = bodies.get(data);
-          if (body === undefined) bodies.set(data, (body = enveloped()));
-          return body;
+          return bodyOf(data, () => serialize(reply, route.meta.list ? { code: '0', ...(data as object) } : { code: '0', data }));
         });
       },
     });

@@ -3,7 +3,7 @@ import { fastifyRequestHandler } from '@trpc/server/adapters/fastify';
 import { getHTTPStatusCode } from '@trpc/server/http';
 import type { TRPCResponse } from '@trpc/server/rpc';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { isDeepFrozen } from '../../lib/deep-freeze.ts';
+import { derivedOncePerFrozen } from '../../lib/deep-freeze.ts';
 import { andThen, isPromise, type MaybePromise } from '../../lib/maybe-async.ts';
 import type { Context } from '../../routers/shared/context.ts';
 import { runProcedure } from './run-procedure.ts';
@@ -104,16 +104,9 @@ export function registerTrpcRoutes(app: FastifyInstance, { router, createContext
   app.removeContentTypeParser('multipart/form-data');
   app.addContentTypeParser('multipart/form-data', {}, (_request, body, done) => done(null, body));
 
-  /** Serialised answers of deep-frozen results (cached pages), which cannot change, per procedure path. */
-  const bodies = new Map<string, WeakMap<object, string>>();
-  const serialised = (path: string, data: unknown): string => {
-    if (!isDeepFrozen(data)) return JSON.stringify({ result: { data } });
-    let byData = bodies.get(path);
-    if (!byData) bodies.set(path, (byData = new WeakMap()));
-    let body = byData.get(data as object);
-    if (body === undefined) byData.set(data as object, (body = JSON.stringify({ result: { data } })));
-    return body;
-  };
+  // A deep-frozen result (a cached page or view) is serialised once; the body does not depend on the path.
+  const bodyOf = derivedOncePerFrozen<string>();
+  const serialised = (data: unknown): string => bodyOf(data, () => JSON.stringify({ result: { data } }));
 
   const fallback = (request: FastifyRequest, reply: FastifyReply, path: string) =>
     fastifyRequestHandler({
@@ -134,7 +127,7 @@ export function registerTrpcRoutes(app: FastifyInstance, { router, createContext
     return andThen(all(calls.map((call, index) => outcome(router, call, ctx, index, onError))), (done) => {
       const outcomes = done.map((d) => d.outcome);
       reply.code(getHTTPStatusCode(batch ? outcomes : outcomes[0]!, done.map((d) => d.error)));
-      const texts = outcomes.map((o, index) => ('result' in o ? serialised(calls[index]!.path, o.result.data) : JSON.stringify(o)));
+      const texts = outcomes.map((o) => ('result' in o ? serialised(o.result.data) : JSON.stringify(o)));
       return batch ? `[${texts.join(',')}]` : texts[0]!;
     });
   };
