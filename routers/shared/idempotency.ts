@@ -61,15 +61,14 @@ function answerToKeep(outcome: Outcome, locale: string): StoredAnswer | undefine
   return keptError(body.status) ? { ok: false, status: body.status, code: body.code, err: body.err } : undefined;
 }
 
-/** JSON with object keys sorted, so the same input hashes alike whatever order its keys were sent in. */
+/**
+ * JSON with object keys sorted, so the same input hashes alike whatever order its keys were sent in. The input
+ * has passed the input guard (nesting ≤ 64) before any authenticated middleware sees it.
+ */
 function canonical(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
-  if (value !== null && typeof value === 'object') {
-    const object = value as Record<string, unknown>;
-    const keys = Object.keys(object).filter((k) => object[k] !== undefined).sort();
-    return `{${keys.map((k) => `${JSON.stringify(k)}:${canonical(object[k])}`).join(',')}}`;
-  }
-  return JSON.stringify(value) ?? 'null';
+  const sorted = (_key: string, v: unknown) =>
+    v !== null && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.keys(v).sort().map((k) => [k, (v as Record<string, unknown>)[k]])) : v;
+  return JSON.stringify(value, sorted) ?? 'null';
 }
 
 export const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
