@@ -2,7 +2,7 @@ import { translate, type MessageKey, type MessageParams } from './messages/index
 
 /**
  * One class per error code of the envelope. Thrown anywhere (routers, engine, server); mapped once to status
- * and body in routers/shared/error-body.ts, which server/http/envelope.ts sends. The message is kept as a
+ * and body in routers/common/error-body.ts, which server/http/envelope.ts sends. The message is kept as a
  * catalogue key so it is rendered in the caller's language at the edge.
  */
 export abstract class AppError extends Error {

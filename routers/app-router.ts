@@ -7,7 +7,7 @@ import { permissionsRouter } from './permissions/router.ts';
 import { rolesRouter } from './roles/router.ts';
 import { schedulesRouter } from './schedules/router.ts';
 import { settingsRouter } from './settings/router.ts';
-import { router } from './shared/trpc.ts';
+import { router } from './common/trpc.ts';
 import { smtpRouter } from './smtp/router.ts';
 import { tasksRouter } from './tasks/router.ts';
 import { userExportRouter } from './user-export/router.ts';

@@ -9,7 +9,7 @@ import { migrations } from '../db/migrations/index.ts';
 import { tableNames } from '../db/tables.ts';
 import pino from 'pino';
 import { createConsole } from '../index.ts';
-import { toErrorBody } from '../routers/shared/error-body.ts';
+import { toErrorBody } from '../routers/common/error-body.ts';
 import { until } from './support/engine-node.ts';
 import { captureLogs, lanes, startConsole, testConfig, type Lane } from './support/harness.ts';
 

@@ -5,8 +5,8 @@ import { TRPCError } from '@trpc/server';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { jsonTextNestsDeeperThan, MAX_JSON_DEPTH } from '../lib/json-depth.ts';
-import { toErrorBody } from '../routers/shared/error-body.ts';
-import { guardInput } from '../routers/shared/input-guard.ts';
+import { toErrorBody } from '../routers/common/error-body.ts';
+import { guardInput } from '../routers/common/input-guard.ts';
 import { captureLogs, lanes, startConsole, type Reply, type TestConsole } from './support/harness.ts';
 
 /**

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { claimIdempotencyKey, deleteExpiredIdempotencyKeys, readIdempotencyKey } from '../db/repositories/idempotency-keys.ts';
-import { requestHashOf, sha256 } from '../routers/shared/idempotency.ts';
+import { requestHashOf, sha256 } from '../routers/common/idempotency.ts';
 import { assertError, ok, PASSWORD, unique } from './support/identity.ts';
 import { lanes, startConsole, type Reply, type TestConsole } from './support/harness.ts';
 import { resolveRef } from './support/openapi-doc.ts';

@@ -7,9 +7,9 @@ import { createTRPCClient, httpBatchLink, httpBatchStreamLink, httpLink, TRPCCli
 import type { AnyTRPCProcedure } from '@trpc/server';
 import type { AppRouter } from 'console-admin/client';
 import { appRouter } from '../routers/app-router.ts';
-import { toErrorBody } from '../routers/shared/error-body.ts';
-import type { Context } from '../routers/shared/context.ts';
-import type { Meta } from '../routers/shared/trpc.ts';
+import { toErrorBody } from '../routers/common/error-body.ts';
+import type { Context } from '../routers/common/context.ts';
+import type { Meta } from '../routers/common/trpc.ts';
 import { ADMIN_PASSWORD, lanes, startConsole, type TestConsole } from './support/harness.ts';
 
 type LinkFactory = (opts: { url: string; headers: () => Record<string, string>; fetch: typeof fetch }) => TRPCLink<AppRouter>;

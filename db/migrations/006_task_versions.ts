@@ -1,4 +1,4 @@
-import { TASKS_DESIGN, type Migration } from './migration.ts';
+import { TASKS_LAYOUT, type Migration } from './migration.ts';
 
 /**
  * A version on every task row. Engines that update rows in place leave it at 0; ClickHouse appends each change
@@ -11,6 +11,6 @@ export const taskVersions: Migration = {
     if (!(await knex.schema.hasColumn(t.tasks, 'version'))) {
       await knex.schema.alterTable(t.tasks, (table) => table.bigInteger('version').notNullable().defaultTo(0));
     }
-    await redesign(t.tasks, TASKS_DESIGN);
+    await redesign(t.tasks, TASKS_LAYOUT);
   },
 };

@@ -1,6 +1,6 @@
 import { TIME, type Migration } from './migration.ts';
 
-/** The answers of requests sent with an `Idempotency-Key`, per user and key (routers/shared/idempotency.ts). */
+/** The answers of requests sent with an `Idempotency-Key`, per user and key (routers/common/idempotency.ts). */
 export const idempotencyKeys: Migration = {
   name: '007_idempotency_keys',
   async up(_knex, { t, createTable }) {

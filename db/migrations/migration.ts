@@ -25,7 +25,7 @@ export const TIME = { precision: 3 } as const;
  * How tables are used, for engines whose physical layout depends on it (ClickHouse); the others ignore it.
  * Tables not named here are entities: sorted by their primary key, changed in place.
  */
-const DESIGNS: Partial<Record<keyof TableNames, TableDesign>> = {
+const TABLE_LAYOUTS: Partial<Record<keyof TableNames, TableDesign>> = {
   // Settings are written as whole rows in one statement, so a change of several keys is all or nothing.
   settings: { version: 'updated_at' },
   // Append-only logs, sorted by what their lists filter and order on.
@@ -34,9 +34,9 @@ const DESIGNS: Partial<Record<keyof TableNames, TableDesign>> = {
 };
 
 /** Tasks keep each change as a new row version (db/repositories/task-versions.ts); from migration 006 on. */
-export const TASKS_DESIGN: TableDesign = { version: 'version' };
+export const TASKS_LAYOUT: TableDesign = { version: 'version' };
 
 export function tableDesign(t: TableNames, table: string): TableDesign {
   const key = (Object.keys(t) as (keyof TableNames)[]).find((k) => t[k] === table);
-  return (key && DESIGNS[key]) ?? {};
+  return (key && TABLE_LAYOUTS[key]) ?? {};
 }

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { listAuditRecords } from '../../db/repositories/audit-logs.ts';
-import { listOutput, offsetOf, page, paginationInput, timestamp, uuidString } from '../shared/schemas.ts';
-import { requirePermission, router } from '../shared/trpc.ts';
+import { listOutput, offsetOf, page, paginationInput, timestamp, uuidString } from '../common/schemas.ts';
+import { requirePermission, router } from '../common/trpc.ts';
 
 const auditSchema = z
   .object({

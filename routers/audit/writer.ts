@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Database } from '../../db/database.ts';
 import { insertAuditRecord } from '../../db/repositories/audit-logs.ts';
-import type { RequestInfo } from '../shared/context.ts';
+import type { RequestInfo } from '../common/context.ts';
 
 export type AuditAction =
   | 'create' | 'update' | 'delete' | 'login' | 'login_failed' | 'logout' | 'export' | 'cancel' | 'retry'

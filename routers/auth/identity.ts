@@ -3,7 +3,7 @@ import type { Database } from '../../db/database.ts';
 import { findSession, touchSession, type SessionRow } from '../../db/repositories/sessions.ts';
 import { findUserById, type UserWithRoles } from '../../db/repositories/users.ts';
 import { andThen, type MaybePromise } from '../../lib/maybe-async.ts';
-import { FeedCache } from '../shared/feed-cache.ts';
+import { FeedCache } from '../common/feed-cache.ts';
 
 export const USERS_CHANNEL = 'users';
 export const ROLES_CHANNEL = 'roles';

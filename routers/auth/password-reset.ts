@@ -3,7 +3,7 @@ import { consumeUserToken, findUserToken, revokeUserTokens } from '../../db/repo
 import { findUserById, findUserByLogin } from '../../db/repositories/users.ts';
 import { BadRequestError } from '../../lib/errors.ts';
 import type { Mailer } from '../mail/mailer.ts';
-import type { RequestInfo } from '../shared/context.ts';
+import type { RequestInfo } from '../common/context.ts';
 import { effectiveStatus } from '../users/schemas.ts';
 import type { UserService } from '../users/service.ts';
 import { isLive, issueEmailToken, recipientOf, sha256 } from './email-tokens.ts';

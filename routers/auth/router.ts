@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { fieldError } from '../../lib/errors.ts';
 import { translate } from '../../lib/messages/index.ts';
-import { messageOutput, noInput, timestamp, uuidString } from '../shared/schemas.ts';
-import { authedProcedure, publicProcedure, router } from '../shared/trpc.ts';
+import { messageOutput, noInput, timestamp, uuidString } from '../common/schemas.ts';
+import { authedProcedure, publicProcedure, router } from '../common/trpc.ts';
 import { userSchema } from '../users/schemas.ts';
 
 const tags = ['Authentication'];

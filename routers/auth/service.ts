@@ -8,7 +8,7 @@ import { andThen, type MaybePromise } from '../../lib/maybe-async.ts';
 import type { AuditWriter } from '../audit/writer.ts';
 import type { Mailer } from '../mail/mailer.ts';
 import type { SettingsService } from '../settings/service.ts';
-import type { Caller, RequestInfo } from '../shared/context.ts';
+import type { Caller, RequestInfo } from '../common/context.ts';
 import { effectiveStatus, toUserJson, type UserJson } from '../users/schemas.ts';
 import { codeMatches, isLive, issueEmailToken, recipientOf, sha256 } from './email-tokens.ts';
 import { describe, sessionTimes, SESSIONS_CHANNEL, USERS_CHANNEL, type Identity, type IdentityStore } from './identity.ts';

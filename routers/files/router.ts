@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { timestamp } from '../shared/schemas.ts';
-import { authedProcedure, router } from '../shared/trpc.ts';
+import { timestamp } from '../common/schemas.ts';
+import { authedProcedure, router } from '../common/trpc.ts';
 
 /**
  * For typed clients on /trpc. REST clients use `GET /api/files/{fileKey}?method=sign` (a plain Fastify

@@ -3,7 +3,7 @@ import type { Readable } from 'node:stream';
 import type { FileRow } from '../../db/repositories/files.ts';
 import type { ArtifactStore } from '../../engine/artifacts.ts';
 import { NotFoundError, UnauthorizedError } from '../../lib/errors.ts';
-import type { Caller } from '../shared/context.ts';
+import type { Caller } from '../common/context.ts';
 
 export const SIGNED_URL_TTL_MS = 10 * 60_000;
 

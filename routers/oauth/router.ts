@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { loginResult } from '../auth/router.ts';
-import { publicProcedure, router } from '../shared/trpc.ts';
+import { publicProcedure, router } from '../common/trpc.ts';
 import { callbackParams, providerName, providerSchema } from './schemas.ts';
-import { noInput } from '../shared/schemas.ts';
+import { noInput } from '../common/schemas.ts';
 
 const tags = ['Authentication'];
 

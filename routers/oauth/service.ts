@@ -7,7 +7,7 @@ import { AppError, BadRequestError, fieldError, NotFoundError, UnauthorizedError
 import { ADMIN_ROLE } from '../auth/identity.ts';
 import type { PasswordHasher } from '../auth/password-hash.ts';
 import type { AuthService, LoginMethod, LoginResult } from '../auth/service.ts';
-import type { RequestInfo } from '../shared/context.ts';
+import type { RequestInfo } from '../common/context.ts';
 import type { UserService } from '../users/service.ts';
 import { fillProfile, mapProfile, type Profile } from './field-mapping.ts';
 import { ProviderClient, type Login } from './provider-client.ts';

@@ -1,6 +1,6 @@
 import { translate } from '../../lib/messages/index.ts';
-import { idParam, listOutput, messageOutput, searchInput } from '../shared/schemas.ts';
-import { requirePermission, router } from '../shared/trpc.ts';
+import { idParam, listOutput, messageOutput, searchInput } from '../common/schemas.ts';
+import { requirePermission, router } from '../common/trpc.ts';
 import { createOrganizationInput, memberParams, organizationDetailSchema, organizationSchema, setMemberInput, updateOrganizationInput } from './schemas.ts';
 
 const tags = ['Organizations'];

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { OrganizationModel } from '../../db/models.ts';
-import { timestamp, uuidString } from '../shared/schemas.ts';
+import { timestamp, uuidString } from '../common/schemas.ts';
 
 export const orgStatus = z.enum(['active', 'disabled']);
 

@@ -5,8 +5,8 @@ import { findMembership, findOrganization } from '../../db/repositories/organiza
 import { fieldError, ForbiddenError, NotFoundError } from '../../lib/errors.ts';
 import { ROLES_CHANNEL } from '../auth/identity.ts';
 import type { PermissionCatalogue } from '../permissions/catalogue.ts';
-import type { Caller } from '../shared/context.ts';
-import { FeedCache } from '../shared/feed-cache.ts';
+import type { Caller } from '../common/context.ts';
+import { FeedCache } from '../common/feed-cache.ts';
 
 export const ORGS_CHANNEL = 'organizations';
 export const ORG_HEADER = 'X-Scope-OrgID';

@@ -13,9 +13,9 @@ import type { AuditWriter } from '../audit/writer.ts';
 import { ROLES_CHANNEL, type IdentityStore } from '../auth/identity.ts';
 import { assignableRoles } from '../roles/assign.ts';
 import { assertMayChange, assertMayGrant, grantedRoles, userTarget } from '../roles/guards.ts';
-import type { Actor, Caller } from '../shared/context.ts';
-import { cachedPage, type FeedCache, type PageQuery } from '../shared/feed-cache.ts';
-import { page } from '../shared/schemas.ts';
+import type { Actor, Caller } from '../common/context.ts';
+import { cachedPage, type FeedCache, type PageQuery } from '../common/feed-cache.ts';
+import { page } from '../common/schemas.ts';
 import type { OrgScopes } from './scope.ts';
 import { toOrganizationJson, type OrganizationDetailJson, type OrganizationJson } from './schemas.ts';
 

@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { requirePermission, router } from '../shared/trpc.ts';
+import { requirePermission, router } from '../common/trpc.ts';
 import { permissionSchema } from './catalogue.ts';
-import { noInput } from '../shared/schemas.ts';
+import { noInput } from '../common/schemas.ts';
 
 export const permissionsRouter = router({
   list: requirePermission('permission:list')

@@ -1,7 +1,7 @@
 import type { Database } from '../../db/database.ts';
 import { findRolesByIds } from '../../db/repositories/roles.ts';
 import { BadRequestError } from '../../lib/errors.ts';
-import type { Caller } from '../shared/context.ts';
+import type { Caller } from '../common/context.ts';
 import { assertMayGrant, grantedRoles } from './guards.ts';
 
 /**

@@ -1,7 +1,7 @@
 import type { Database } from '../../db/database.ts';
 import { findOrganizationRolesOf } from '../../db/repositories/organizations.ts';
 import { ForbiddenError } from '../../lib/errors.ts';
-import type { Caller } from '../shared/context.ts';
+import type { Caller } from '../common/context.ts';
 import { isAdminRole } from '../auth/identity.ts';
 
 interface GrantedRole {

@@ -1,6 +1,6 @@
 import { translate } from '../../lib/messages/index.ts';
-import { idParam, listOutput, messageOutput } from '../shared/schemas.ts';
-import { requirePermission, router } from '../shared/trpc.ts';
+import { idParam, listOutput, messageOutput } from '../common/schemas.ts';
+import { requirePermission, router } from '../common/trpc.ts';
 import { createRoleInput, listRolesInput, roleSchema, updateRoleInput } from './schemas.ts';
 
 const tags = ['Roles'];

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { RoleWithPermissions } from '../../db/repositories/roles.ts';
-import { searchInput, timestamp, uuidString } from '../shared/schemas.ts';
+import { searchInput, timestamp, uuidString } from '../common/schemas.ts';
 
 export const roleSchema = z
   .object({

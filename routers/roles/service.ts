@@ -7,9 +7,9 @@ import { andThen } from '../../lib/maybe-async.ts';
 import type { AuditWriter } from '../audit/writer.ts';
 import { isAdminRole, ROLES_CHANNEL, type IdentityStore } from '../auth/identity.ts';
 import type { PermissionCatalogue } from '../permissions/catalogue.ts';
-import type { Actor } from '../shared/context.ts';
-import { cachedPage, type FeedCache, type PageQuery } from '../shared/feed-cache.ts';
-import { page } from '../shared/schemas.ts';
+import type { Actor } from '../common/context.ts';
+import { cachedPage, type FeedCache, type PageQuery } from '../common/feed-cache.ts';
+import { page } from '../common/schemas.ts';
 import { assertMayChange, assertMayGrant } from './guards.ts';
 import { toRoleJson, type RoleJson } from './schemas.ts';
 

@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { taskSchema } from '../tasks/schemas.ts';
-import { requirePermission, router } from '../shared/trpc.ts';
+import { requirePermission, router } from '../common/trpc.ts';
 import { scheduleIdInput, scheduleSchema, toggleInput } from './schemas.ts';
-import { noInput } from '../shared/schemas.ts';
+import { noInput } from '../common/schemas.ts';
 
 const tags = ['Task schedules'];
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { timestamp } from '../shared/schemas.ts';
+import { timestamp } from '../common/schemas.ts';
 
 export const scheduleSchema = z
   .object({

@@ -1,7 +1,7 @@
 import type { Scheduler, ScheduleJson } from '../../engine/scheduler.ts';
 import type { TaskJson } from '../../engine/types.ts';
 import type { AuditWriter } from '../audit/writer.ts';
-import type { Actor } from '../shared/context.ts';
+import type { Actor } from '../common/context.ts';
 
 
 /** Schedules through the API: listed, toggled and triggered, each change audited. */

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { requirePermission, router } from '../shared/trpc.ts';
-import { noInput } from '../shared/schemas.ts';
+import { requirePermission, router } from '../common/trpc.ts';
+import { noInput } from '../common/schemas.ts';
 
 const tags = ['System settings'];
 const settingsMap = z.record(z.string(), z.string()).meta({ id: 'SettingsMap' });

@@ -1,6 +1,6 @@
 import { translate } from '../../lib/messages/index.ts';
-import { messageOutput, noInput } from '../shared/schemas.ts';
-import { adminProcedure, router } from '../shared/trpc.ts';
+import { messageOutput, noInput } from '../common/schemas.ts';
+import { adminProcedure, router } from '../common/trpc.ts';
 import { smtpSettingsSchema, testSmtpInput, updateSmtpInput } from './schemas.ts';
 
 const tags = ['System settings'];

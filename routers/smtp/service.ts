@@ -5,7 +5,7 @@ import { readAllSettings, writeSettings } from '../../db/repositories/settings.t
 import { BadRequestError, fieldError } from '../../lib/errors.ts';
 import { open, seal } from '../../lib/secret-box.ts';
 import type { AuditWriter } from '../audit/writer.ts';
-import type { Caller, RequestInfo } from '../shared/context.ts';
+import type { Caller, RequestInfo } from '../common/context.ts';
 import { SMTP_DEFAULTS, type SmtpSettings, type StoredSmtp, type UpdateSmtpInput } from './schemas.ts';
 import { mailError, mailErrorFields, sendMail, type OutgoingMail } from './transport.ts';
 

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { translate } from '../../lib/messages/index.ts';
-import { idParam, listOutput, messageOutput, noInput } from '../shared/schemas.ts';
-import { authedProcedure, requirePermission, router } from '../shared/trpc.ts';
+import { idParam, listOutput, messageOutput, noInput } from '../common/schemas.ts';
+import { authedProcedure, requirePermission, router } from '../common/trpc.ts';
 import { listTasksInput, logBackendSchema, taskLogSchema, taskLogsInput, taskSchema } from './schemas.ts';
 
 const tags = ['Tasks'];

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { paginationInput, searchInput, timestamp, uuidString } from '../shared/schemas.ts';
+import { paginationInput, searchInput, timestamp, uuidString } from '../common/schemas.ts';
 
 export const taskStatus = z.enum(['pending', 'running', 'success', 'failed', 'cancelled']);
 

@@ -4,8 +4,8 @@ import type { TaskEngine } from '../../engine/engine.ts';
 import { toTaskJson, type TaskJson } from '../../engine/types.ts';
 import { NotFoundError } from '../../lib/errors.ts';
 import type { AuditAction, AuditWriter } from '../audit/writer.ts';
-import type { Actor, Caller } from '../shared/context.ts';
-import { offsetOf, page, type Pagination } from '../shared/schemas.ts';
+import type { Actor, Caller } from '../common/context.ts';
+import { offsetOf, page, type Pagination } from '../common/schemas.ts';
 
 
 const RECENT_MS = 24 * 3_600_000;

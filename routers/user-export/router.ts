@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { taskSchema } from '../tasks/schemas.ts';
-import { requirePermission, router } from '../shared/trpc.ts';
+import { requirePermission, router } from '../common/trpc.ts';
 
 export const userExportRouter = router({
   start: requirePermission('user:export')

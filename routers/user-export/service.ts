@@ -1,7 +1,7 @@
 import type { TaskEngine } from '../../engine/engine.ts';
 import type { TaskJson } from '../../engine/types.ts';
 import type { AuditWriter } from '../audit/writer.ts';
-import type { Actor } from '../shared/context.ts';
+import type { Actor } from '../common/context.ts';
 import { USER_EXPORT_TYPE } from './runner.ts';
 
 /** Starts a user export: a `user_export` task owned by the caller, answered at once. */

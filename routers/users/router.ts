@@ -1,5 +1,5 @@
-import { requirePermission, router } from '../shared/trpc.ts';
-import { idParam, listOutput, messageOutput } from '../shared/schemas.ts';
+import { requirePermission, router } from '../common/trpc.ts';
+import { idParam, listOutput, messageOutput } from '../common/schemas.ts';
 import { translate } from '../../lib/messages/index.ts';
 import { createUserInput, listUsersInput, setPasswordInput, updateUserInput, userSchema } from './schemas.ts';
 

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { UserWithRoles } from '../../db/repositories/users.ts';
-import { searchInput, timestamp, uuidString } from '../shared/schemas.ts';
+import { searchInput, timestamp, uuidString } from '../common/schemas.ts';
 
 export const USERNAME = /^[A-Za-z0-9](?:[A-Za-z0-9_.-]{1,30})[A-Za-z0-9]$/;
 

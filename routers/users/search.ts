@@ -1,6 +1,6 @@
 import type { Database } from '../../db/database.ts';
 import { findUsersWithRoleNames, listLiveUserKeys, type UserWithRoles } from '../../db/repositories/users.ts';
-import type { FeedCache } from '../shared/feed-cache.ts';
+import type { FeedCache } from '../common/feed-cache.ts';
 
 /** Never part of a username or an email: it parts the keys, so a term cannot match across two of them. */
 const SEPARATOR = '\u0000';

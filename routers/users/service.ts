@@ -16,9 +16,9 @@ import type { Mailer } from '../mail/mailer.ts';
 import { assignableRoles } from '../roles/assign.ts';
 import { assertMayChange, userTarget } from '../roles/guards.ts';
 import type { SettingsService } from '../settings/service.ts';
-import type { Actor, Caller, RequestInfo } from '../shared/context.ts';
-import { cachedPage, type FeedCache, type PageQuery } from '../shared/feed-cache.ts';
-import { page } from '../shared/schemas.ts';
+import type { Actor, Caller, RequestInfo } from '../common/context.ts';
+import { cachedPage, type FeedCache, type PageQuery } from '../common/feed-cache.ts';
+import { page } from '../common/schemas.ts';
 import { effectiveStatus, lockEndsAt, toUserJson, type UserJson } from './schemas.ts';
 import { searchUsers, type UserKeys } from './search.ts';
 

@@ -2,7 +2,7 @@ import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { AppError, BadRequestError, InternalError, NotFoundError } from '../../lib/errors.ts';
 import { pickLocale } from '../../lib/messages/index.ts';
-import { toErrorBody } from '../../routers/shared/error-body.ts';
+import { toErrorBody } from '../../routers/common/error-body.ts';
 import { traceIdOf } from '../tracing/http.ts';
 
 /** Fastify's own failures (parsing, limits) expressed as the service's errors. */

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { fieldError, UnauthorizedError } from '../../lib/errors.ts';
-import type { Services } from '../../routers/shared/services.ts';
+import type { Services } from '../../routers/common/services.ts';
 import { USER_EXPORT_CONTENT_TYPE } from '../../routers/user-export/runner.ts';
 import { requestInfo } from './request-info.ts';
 

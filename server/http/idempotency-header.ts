@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { IdempotencyRequest } from '../../routers/shared/context.ts';
-import { REPLAYED_HEADER } from '../../routers/shared/idempotency.ts';
+import type { IdempotencyRequest } from '../../routers/common/context.ts';
+import { REPLAYED_HEADER } from '../../routers/common/idempotency.ts';
 
 /** How long a repeat waits for the first request with its key when `server.write_timeout` is off. */
 const WAIT_WITHOUT_TIMEOUT_MS = 10_000;

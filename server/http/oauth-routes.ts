@@ -3,7 +3,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { BadRequestError } from '../../lib/errors.ts';
 import { sameSecret } from '../../lib/same-secret.ts';
 import { callbackParams } from '../../routers/oauth/schemas.ts';
-import type { Services } from '../../routers/shared/services.ts';
+import type { Services } from '../../routers/common/services.ts';
 import { requestInfo } from './request-info.ts';
 
 const COOKIE = 'console_oauth_state';

@@ -1,7 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import { pickLocale } from '../../lib/messages/index.ts';
 import { traceIdOf } from '../tracing/http.ts';
-import type { RequestInfo } from '../../routers/shared/context.ts';
+import type { RequestInfo } from '../../routers/common/context.ts';
 
 /** `X-Scope-OrgID` as sent; an empty one (a client with no organization selected) means none. */
 function orgHeaderOf(value: string | string[] | undefined): string | undefined {

@@ -4,8 +4,8 @@ import { z } from 'zod';
 import { derivedOncePerFrozen } from '../../lib/deep-freeze.ts';
 import { BadRequestError } from '../../lib/errors.ts';
 import { andThen } from '../../lib/maybe-async.ts';
-import type { Context } from '../../routers/shared/context.ts';
-import type { Meta } from '../../routers/shared/trpc.ts';
+import type { Context } from '../../routers/common/context.ts';
+import type { Meta } from '../../routers/common/trpc.ts';
 import { runProcedure } from './run-procedure.ts';
 
 interface Route {

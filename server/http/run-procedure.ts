@@ -2,7 +2,7 @@ import { getTRPCErrorFromUnknown, TRPCError, type AnyTRPCProcedure } from '@trpc
 import { getParseFn, isObject, middlewareMarker } from '@trpc/server/unstable-core-do-not-import';
 import { deepFreeze, isDeepFrozen } from '../../lib/deep-freeze.ts';
 import { andThen, isPromise, type MaybePromise } from '../../lib/maybe-async.ts';
-import type { Context } from '../../routers/shared/context.ts';
+import type { Context } from '../../routers/common/context.ts';
 
 type Result = { ok: true; data: unknown } | { ok: false; error: TRPCError };
 

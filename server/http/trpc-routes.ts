@@ -5,7 +5,7 @@ import type { TRPCResponse } from '@trpc/server/rpc';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { derivedOncePerFrozen } from '../../lib/deep-freeze.ts';
 import { andThen, isPromise, type MaybePromise } from '../../lib/maybe-async.ts';
-import type { Context } from '../../routers/shared/context.ts';
+import type { Context } from '../../routers/common/context.ts';
 import { runProcedure } from './run-procedure.ts';
 
 export type TrpcErrorHandler = (opts: { error: TRPCError; path: string | undefined; type: string; input: unknown; ctx: Context | undefined }) => void;

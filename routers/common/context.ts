@@ -12,7 +12,7 @@ export interface RequestInfo {
   orgId?: string;
   /** The request's trace id (W3C traceparent or generated), for error answers. */
   traceId?: string;
-  /** The `Idempotency-Key` of a POST; what it does is decided in routers/shared/idempotency.ts. */
+  /** The `Idempotency-Key` of a POST; what it does is decided in routers/common/idempotency.ts. */
   idempotency?: IdempotencyRequest;
 }
 
