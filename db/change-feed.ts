@@ -34,7 +34,8 @@ export async function startChangeFeed(db: Database, logger: DbLogger, pollInterv
     }
   };
 
-  const readVersions = async () => (await knex(t.changes).select('channel', 'version')) as { channel: string; version: unknown }[];
+  const readVersions = async () =>
+    (await knex(t.changes).select('channel', 'version')) as { channel: string; version: unknown }[];
   for (const row of await readVersions()) known.set(row.channel, String(row.version));
 
   let closed = false;
@@ -111,7 +112,12 @@ export async function startChangeFeed(db: Database, logger: DbLogger, pollInterv
 
   return {
     async publish(channel) {
-      await db.upsert({ table: t.changes, rows: [{ channel, version: 1 }], key: ['channel'], merge: { version: knex.raw('??.?? + 1', [t.changes, 'version']) } });
+      await db.upsert({
+        table: t.changes,
+        rows: [{ channel, version: 1 }],
+        key: ['channel'],
+        merge: { version: knex.raw('??.?? + 1', [t.changes, 'version']) },
+      });
       emit(channel);
       await notify?.(channel);
     },

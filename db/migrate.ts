@@ -40,7 +40,11 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** Another node holds the migration lock, or won the race to create knex's bookkeeping tables. */
 function isLockContention(error: unknown, dialect: Dialect): boolean {
   const e = error as { name?: string; message?: string };
-  return e?.name === 'MigrationLocked' || /already exists|already locked/i.test(e?.message ?? '') || dialect.isUniqueViolation(error);
+  return (
+    e?.name === 'MigrationLocked' ||
+    /already exists|already locked/i.test(e?.message ?? '') ||
+    dialect.isUniqueViolation(error)
+  );
 }
 
 /**

@@ -3,7 +3,17 @@ import { Model, QueryBuilder, type Page } from 'objection';
 import { isoFromDb, type Dialect } from './dialects/index.ts';
 import type { TableNames } from './tables.ts';
 
-const TIME_COLUMNS = new Set(['created_at', 'updated_at', 'deleted_at', 'locked_until', 'last_login_at', 'password_changed_at', 'last_seen_at', 'expires_at', 'revoked_at']);
+const TIME_COLUMNS = new Set([
+  'created_at',
+  'updated_at',
+  'deleted_at',
+  'locked_until',
+  'last_login_at',
+  'password_changed_at',
+  'last_seen_at',
+  'expires_at',
+  'revoked_at',
+]);
 const BOOL_COLUMNS = new Set(['mfa_enabled', 'is_system']);
 
 /** Soft delete: finds skip rows with `deleted_at` unless `withDeleted()` is asked for (kept in context: objection clones builders). */

@@ -29,7 +29,11 @@ export interface RetryHooks {
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 /** Runs `work`, again after a short jittered backoff when it lost to concurrent work, at most `policy.attempts` times. */
-export async function retryLost<T>(work: () => PromiseLike<T>, hooks: RetryHooks, policy: RetryPolicy = LOST_WORK_RETRY): Promise<T> {
+export async function retryLost<T>(
+  work: () => PromiseLike<T>,
+  hooks: RetryHooks,
+  policy: RetryPolicy = LOST_WORK_RETRY,
+): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await work();
@@ -66,8 +70,11 @@ export function retryLostWork(knex: Knex, hooks: RetryHooks, policy: RetryPolicy
     return first;
   };
   // knex.transaction is a read-only property forwarding to its context's method.
-  const context = (knex as unknown as { context: { transaction(container?: unknown, config?: unknown): unknown } }).context;
+  const context = (knex as unknown as { context: { transaction(container?: unknown, config?: unknown): unknown } })
+    .context;
   const transaction = context.transaction.bind(context);
   context.transaction = (container, config) =>
-    typeof container === 'function' ? retryLost(() => transaction(container, config) as PromiseLike<unknown>, hooks, policy) : transaction(container, config);
+    typeof container === 'function'
+      ? retryLost(() => transaction(container, config) as PromiseLike<unknown>, hooks, policy)
+      : transaction(container, config);
 }

@@ -5,7 +5,12 @@ import type { Knex } from 'knex';
  * literally. `!` is the escape character because MySQL reads backslashes inside string literals.
  * `uuidColumns` are matched through their text form (PostgreSQL has no lower() of a uuid).
  */
-export function whereContains(query: Knex.QueryBuilder, columns: string[], term: string, uuidColumns: string[] = []): void {
+export function whereContains(
+  query: Knex.QueryBuilder,
+  columns: string[],
+  term: string,
+  uuidColumns: string[] = [],
+): void {
   const pattern = `%${term.toLowerCase().replace(/[%_!]/g, (c) => `!${c}`)}%`;
   query.where((q) => {
     for (const c of columns) q.orWhereRaw(`lower(??) like ? escape '!'`, [c, pattern]);

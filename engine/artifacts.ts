@@ -21,7 +21,13 @@ export class ArtifactStore {
     this.root = resolve(fileUploadPath);
   }
 
-  async save(f: { taskId: string; ownerId: string | null; name: string; contentType: string; data: ArtifactData }): Promise<FileRow> {
+  async save(f: {
+    taskId: string;
+    ownerId: string | null;
+    name: string;
+    contentType: string;
+    data: ArtifactData;
+  }): Promise<FileRow> {
     const key = randomBytes(18).toString('base64url');
     const now = new Date();
     const relative = join('artifacts', now.toISOString().slice(0, 7), key);
@@ -34,14 +40,26 @@ export class ArtifactStore {
         done(null, chunk);
       },
     });
-    const source = typeof f.data === 'string' || Buffer.isBuffer(f.data) ? Readable.from([Buffer.from(f.data)]) : Readable.from(f.data);
+    const source =
+      typeof f.data === 'string' || Buffer.isBuffer(f.data)
+        ? Readable.from([Buffer.from(f.data)])
+        : Readable.from(f.data);
     try {
       await pipeline(source, count, createWriteStream(path));
     } catch (error) {
       await unlink(path).catch(() => {});
       throw error;
     }
-    const row: FileRow = { key, task_id: f.taskId, owner_id: f.ownerId, name: f.name.slice(0, 255), content_type: f.contentType, size, path: relative, created_at: now.toISOString() };
+    const row: FileRow = {
+      key,
+      task_id: f.taskId,
+      owner_id: f.ownerId,
+      name: f.name.slice(0, 255),
+      content_type: f.contentType,
+      size,
+      path: relative,
+      created_at: now.toISOString(),
+    };
     await insertFile(this.db, row);
     return row;
   }
@@ -67,7 +85,10 @@ export class ArtifactStore {
 
   async remove(files: FileRow[]): Promise<void> {
     for (const f of files) await unlink(this.pathOf(f.path)).catch(() => {});
-    await deleteFileRows(this.db, files.map((f) => f.key));
+    await deleteFileRows(
+      this.db,
+      files.map((f) => f.key),
+    );
   }
 
   /** Stored paths are relative to the upload folder and never leave it. */

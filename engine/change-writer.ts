@@ -52,7 +52,8 @@ export class ChangeWriter {
   }
 
   private pump(): void {
-    while (this.queue.length && this.inFlight < this.depth) void this.flush(this.queue.splice(0, this.single ? 1 : MAX_BATCH));
+    while (this.queue.length && this.inFlight < this.depth)
+      void this.flush(this.queue.splice(0, this.single ? 1 : MAX_BATCH));
     if (!this.queue.length && !this.inFlight) {
       this.single = false;
       for (const r of this.idle.splice(0)) r();
@@ -74,7 +75,10 @@ export class ChangeWriter {
       this.single = true;
       const keep = batch.filter((p) => {
         if (++p.attempts < MAX_ATTEMPTS) return true;
-        this.logger.error({ err: error, task_id: p.change.id }, 'task state could not be written; giving up (the task runs again once its lease runs out)');
+        this.logger.error(
+          { err: error, task_id: p.change.id },
+          'task state could not be written; giving up (the task runs again once its lease runs out)',
+        );
         p.resolve(false);
         return false;
       });

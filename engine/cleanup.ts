@@ -47,7 +47,13 @@ async function cleanTaskData(ctx: RunnerContext, { db, engine, settings }: Clean
     for (const sink of engine.logSinks.all()) await sink.deleteOf(ids);
     tasks += await db.tasks.remove(ids);
   }
-  return { deleted_task_logs: logs, deleted_tasks: tasks, deleted_files: files, retention_days: days, cutoff: before.toISOString() };
+  return {
+    deleted_task_logs: logs,
+    deleted_tasks: tasks,
+    deleted_files: files,
+    retention_days: days,
+    cutoff: before.toISOString(),
+  };
 }
 
 /** The built-in schedules of docs/engine.md, all daily at midnight UTC except the credential cleanup. */
@@ -55,14 +61,28 @@ export function registerBuiltInSchedules(deps: CleanupDeps): void {
   const { engine, scheduler, db, settings } = deps;
 
   engine.register('task_log_cleanup', (ctx) => cleanTaskData(ctx, deps));
-  scheduler.define({ id: 'task-log-cleanup', name: 'Task log cleanup', spec: '0 0 * * *', taskType: 'task_log_cleanup' });
+  scheduler.define({
+    id: 'task-log-cleanup',
+    name: 'Task log cleanup',
+    spec: '0 0 * * *',
+    taskType: 'task_log_cleanup',
+  });
 
   engine.register('audit_log_cleanup', async () => {
     const days = settings.get<number>('audit_log_retention_days');
     const before = cutoff(days);
-    return { deleted_audit_logs: await deleteAuditRecordsBefore(db, before), retention_days: days, cutoff: before.toISOString() };
+    return {
+      deleted_audit_logs: await deleteAuditRecordsBefore(db, before),
+      retention_days: days,
+      cutoff: before.toISOString(),
+    };
   });
-  scheduler.define({ id: 'audit-log-cleanup', name: 'Audit log cleanup', spec: '0 0 * * *', taskType: 'audit_log_cleanup' });
+  scheduler.define({
+    id: 'audit-log-cleanup',
+    name: 'Audit log cleanup',
+    spec: '0 0 * * *',
+    taskType: 'audit_log_cleanup',
+  });
 
   engine.register('session_cleanup', async () => {
     const now = new Date();
@@ -70,5 +90,10 @@ export function registerBuiltInSchedules(deps: CleanupDeps): void {
     for (const clean of deps.credentialCleaners ?? []) other += await clean(db, now);
     return { deleted_sessions: await deleteEndedSessions(db, now), deleted_tokens: other };
   });
-  scheduler.define({ id: 'session-cleanup', name: 'Expired sessions and tokens cleanup', spec: '*/15 * * * *', taskType: 'session_cleanup' });
+  scheduler.define({
+    id: 'session-cleanup',
+    name: 'Expired sessions and tokens cleanup',
+    spec: '*/15 * * * *',
+    taskType: 'session_cleanup',
+  });
 }

@@ -6,7 +6,9 @@ interface LuxonSettings {
 }
 
 // The luxon that cron-parser itself requires (its CommonJS build: luxon's ES build would be a second copy).
-const luxon = createRequire(createRequire(import.meta.url).resolve('cron-parser'))('luxon') as { Settings: LuxonSettings };
+const luxon = createRequire(createRequire(import.meta.url).resolve('cron-parser'))('luxon') as {
+  Settings: LuxonSettings;
+};
 
 /**
  * The first fire of `spec`, read in `timezone`, strictly after `after`.

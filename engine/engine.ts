@@ -4,7 +4,16 @@ import type { Registry } from 'prom-client';
 import { createActor } from 'xstate';
 import type { ChangeFeed } from '../db/change-feed.ts';
 import type { Database } from '../db/database.ts';
-import { countPendingTasks, findTask, pendingTaskRow, refreshTaskStatistics, type NewTaskRow, type TaskChange, type TaskPatch, type TaskRow } from '../db/repositories/tasks.ts';
+import {
+  countPendingTasks,
+  findTask,
+  pendingTaskRow,
+  refreshTaskStatistics,
+  type NewTaskRow,
+  type TaskChange,
+  type TaskPatch,
+  type TaskRow,
+} from '../db/repositories/tasks.ts';
 import { NotFoundError, UnavailableError } from '../lib/errors.ts';
 import { v7 as uuidv7 } from 'uuid';
 import { ArtifactStore } from './artifacts.ts';
@@ -16,7 +25,15 @@ import { createTaskMetrics, type TaskMetrics } from './metrics.ts';
 import { TaskRun } from './run.ts';
 import { SETTING_LOG_BACKEND, SETTING_MAX_CONCURRENT } from './settings.ts';
 import {
-  toTaskJson, type CreateTask, type EngineConfig, type EngineLogger, type EngineSettings, type Runner, type RunnerOptions, type TaskJson, type TaskTracer,
+  toTaskJson,
+  type CreateTask,
+  type EngineConfig,
+  type EngineLogger,
+  type EngineSettings,
+  type Runner,
+  type RunnerOptions,
+  type TaskJson,
+  type TaskTracer,
   type TaskStatus,
 } from './types.ts';
 
@@ -60,11 +77,22 @@ function errorText(error: unknown): string {
  * The stored columns a transition to `status` sets (the machine decided the status and the facts). The one
  * transition into `running`, a claim, is written by the claim statement itself.
  */
-function patchFor(status: Exclude<TaskStatus, 'running'>, facts: TaskFacts, o: { now: string; progress: number; result?: string | null; error?: string | null }): TaskPatch {
+function patchFor(
+  status: Exclude<TaskStatus, 'running'>,
+  facts: TaskFacts,
+  o: { now: string; progress: number; result?: string | null; error?: string | null },
+): TaskPatch {
   const base = { status, updated_at: o.now, cancel_requested: facts.cancelRequested, retry_count: facts.retryCount };
   switch (status) {
     case 'success':
-      return { ...base, progress: 100, result: o.result ?? null, error: null, finished_at: o.now, lease_expires_at: null };
+      return {
+        ...base,
+        progress: 100,
+        result: o.result ?? null,
+        error: null,
+        finished_at: o.now,
+        lease_expires_at: null,
+      };
     case 'failed':
       return { ...base, progress: o.progress, error: o.error ?? null, finished_at: o.now, lease_expires_at: null };
     case 'cancelled':
@@ -130,7 +158,11 @@ export class TaskEngine {
     this.artifacts = new ArtifactStore(deps.db, deps.config.fileUploadPath);
     this.metrics = createTaskMetrics(deps.registry, () => countPendingTasks(deps.db));
     // Outcome writes in flight at once: half the connection pool, at most 4 (one on SQLite's single connection).
-    this.writer = new ChangeWriter(deps.db, deps.logger, Math.max(1, Math.min(4, Math.floor(deps.db.options.maxOpenConnections / 2))));
+    this.writer = new ChangeWriter(
+      deps.db,
+      deps.logger,
+      Math.max(1, Math.min(4, Math.floor(deps.db.options.maxOpenConnections / 2))),
+    );
     // Renewals failing (the database down) must stop a run before another node's reaper may take its task.
     this.leases = new LeaseWatch(deps.config.leaseTtlMs, (run) => {
       if (!run.finishing) this.detach(run, 'lease could not be renewed');
@@ -197,7 +229,9 @@ export class TaskEngine {
     await Promise.all(left.map((run) => this.handBack(run)));
     if (left.length) await Promise.race([allDone(), sleep(1000)]);
     await this.writer.drain();
-    await this.db.tasks.settle().catch((error) => this.logger.error({ err: error }, 'storing task changes at stop failed'));
+    await this.db.tasks
+      .settle()
+      .catch((error) => this.logger.error({ err: error }, 'storing task changes at stop failed'));
     for (const t of this.timers) clearInterval(t);
     clearTimeout(this.announceTimer);
     this.unsubscribe?.();
@@ -231,7 +265,12 @@ export class TaskEngine {
       id: uuidv7(),
       type: input.type,
       category: input.category ?? (input.creatorId ? 'user' : 'system'),
-      payload: input.payload === undefined ? '{}' : typeof input.payload === 'string' ? input.payload : JSON.stringify(input.payload),
+      payload:
+        input.payload === undefined
+          ? '{}'
+          : typeof input.payload === 'string'
+            ? input.payload
+            : JSON.stringify(input.payload),
       max_retries: Math.max(0, Math.min(100, Math.trunc(maxRetries))),
       creator_id: input.creatorId ?? null,
       cron_schedule_id: input.cronScheduleId ?? null,
@@ -243,7 +282,8 @@ export class TaskEngine {
   private created(rows: NewTaskRow[]): void {
     for (const r of rows) {
       this.metrics.created.inc({ type: r.type, category: r.category });
-      if (!this.runners.has(r.type) || this.runs.size >= this.limit) this.metrics.overflow.inc({ category: r.category });
+      if (!this.runners.has(r.type) || this.runs.size >= this.limit)
+        this.metrics.overflow.inc({ category: r.category });
     }
     this.wake();
     this.announce();
@@ -251,7 +291,9 @@ export class TaskEngine {
     if (this.createdSinceStatistics >= BURST && Date.now() - this.statisticsAt >= STATISTICS_EVERY_MS) {
       this.createdSinceStatistics = 0;
       this.statisticsAt = Date.now();
-      refreshTaskStatistics(this.db).catch((error) => this.logger.warn({ err: error }, 'refreshing task statistics failed'));
+      refreshTaskStatistics(this.db).catch((error) =>
+        this.logger.warn({ err: error }, 'refreshing task statistics failed'),
+      );
     }
   }
 
@@ -316,7 +358,9 @@ export class TaskEngine {
       const d = decide(row.status, this.factsOf(row), event);
       const now = new Date().toISOString();
       const patch: TaskPatch =
-        d.status === d.from ? { cancel_requested: d.facts.cancelRequested, updated_at: now } : patchFor(settledStatus(d.status), d.facts, { now, progress: row.progress });
+        d.status === d.from
+          ? { cancel_requested: d.facts.cancelRequested, updated_at: now }
+          : patchFor(settledStatus(d.status), d.facts, { now, progress: row.progress });
       if (d.facts.deleted) patch.deleted_at = now;
       if (await this.changeOne({ id, fence: { status: row.status }, patch })) {
         // Stored before the request is answered (versioned writes buffer it otherwise).
@@ -399,10 +443,17 @@ export class TaskEngine {
         types,
         limit,
         leaseMs: this.config.leaseTtlMs,
-        patch: { status: 'running', started_at: now, updated_at: now, progress: 0, log_backend: this.deps.settings.get<string>(SETTING_LOG_BACKEND) },
+        patch: {
+          status: 'running',
+          started_at: now,
+          updated_at: now,
+          progress: 0,
+          log_backend: this.deps.settings.get<string>(SETTING_LOG_BACKEND),
+        },
       });
     } catch (error) {
-      if (this.phase === 'running') this.logger.warn({ err: error }, 'claiming tasks failed; trying again at the next poll');
+      if (this.phase === 'running')
+        this.logger.warn({ err: error }, 'claiming tasks failed; trying again at the next poll');
     } finally {
       this.claiming = false;
     }
@@ -420,13 +471,26 @@ export class TaskEngine {
     const facts = this.factsOf(row);
     const actor = createActor(taskMachine, { input: facts, snapshot: snapshotOf('pending', facts) }).start();
     actor.send({ type: 'CLAIM' });
-    const span = this.deps.tracer?.startRun({ id: row.id, type: row.type, category: row.category, attempt: row.retry_count + 1 });
-    const run = new TaskRun(row, row.claim_id!, actor, { db: this.db, artifacts: this.artifacts, logger: this.logger, sink: this.sinkFor(row.log_backend), span });
+    const span = this.deps.tracer?.startRun({
+      id: row.id,
+      type: row.type,
+      category: row.category,
+      attempt: row.retry_count + 1,
+    });
+    const run = new TaskRun(row, row.claim_id!, actor, {
+      db: this.db,
+      artifacts: this.artifacts,
+      logger: this.logger,
+      sink: this.sinkFor(row.log_backend),
+      span,
+    });
     this.runs.set(row.id, run);
     this.leases.held(run, sentAt);
     this.metrics.started.inc({ type: row.type, category: row.category });
     this.metrics.running.inc({ type: row.type });
-    run.done = span ? span.within(() => this.execute(run, registration!.runner)) : this.execute(run, registration!.runner);
+    run.done = span
+      ? span.within(() => this.execute(run, registration!.runner))
+      : this.execute(run, registration!.runner);
   }
 
   private async execute(run: TaskRun, runner: Runner): Promise<void> {
@@ -462,7 +526,12 @@ export class TaskEngine {
   }
 
   /** Decides the outcome through the actor and queues its write; answers the bookkeeping done once it is written. */
-  private async finish(run: TaskRun, event: TaskEvent, result: string | null, error: string | null): Promise<{ written: Promise<void> }> {
+  private async finish(
+    run: TaskRun,
+    event: TaskEvent,
+    result: string | null,
+    error: string | null,
+  ): Promise<{ written: Promise<void> }> {
     run.finishing = true;
     const before = run.actor.getSnapshot().context;
     run.actor.send(event);
@@ -470,7 +539,12 @@ export class TaskEngine {
     const status = value as TaskStatus;
     run.outcome = status === 'pending' ? 'retry' : status;
     const { row } = run;
-    if (status === 'pending') run.log('warn', `attempt failed, retrying in ${facts.retryDelayMs} ms`, { error, retry: facts.retryCount, max_retries: facts.maxRetries });
+    if (status === 'pending')
+      run.log('warn', `attempt failed, retrying in ${facts.retryDelayMs} ms`, {
+        error,
+        retry: facts.retryCount,
+        max_retries: facts.maxRetries,
+      });
     else if (status === 'failed') run.log('error', 'task failed', { error });
     else if (status === 'cancelled') run.log('warn', 'task cancelled');
     await run.flushLogs();
@@ -507,7 +581,11 @@ export class TaskEngine {
   ): Promise<{ status: TaskStatus; facts: TaskFacts } | undefined> {
     let d = decided;
     for (;;) {
-      const patch = patchFor(settledStatus(d.status), d.facts, { now: new Date().toISOString(), progress: run.progress, ...o });
+      const patch = patchFor(settledStatus(d.status), d.facts, {
+        now: new Date().toISOString(),
+        progress: run.progress,
+        ...o,
+      });
       // A cancel is stored before the machine hears of it, so the task ends cancelled whoever writes it: the file
       // goes first, and a task seen cancelled has none.
       const artifact = d.status === 'cancelled' ? run.row.artifact_file_key : null;
@@ -520,7 +598,10 @@ export class TaskEngine {
       if (d.facts.cancelRequested || !(await this.cancelledUnderClaim(run))) return undefined;
       d = decide('running', { ...before, cancelRequested: true }, event);
       run.outcome = d.status === 'pending' ? 'retry' : d.status;
-      run.log('warn', 'task cancelled: the cancel was accepted before the runner returned, so its outcome is discarded');
+      run.log(
+        'warn',
+        'task cancelled: the cancel was accepted before the runner returned, so its outcome is discarded',
+      );
       await run.flushLogs();
     }
   }
@@ -534,7 +615,10 @@ export class TaskEngine {
       const [now] = await this.db.tasks.held([run.row.id]);
       return now?.status === 'running' && now.claim_id === run.claimId && now.cancel_requested;
     } catch (error) {
-      this.logger.warn({ err: error, task_id: run.row.id }, 'reading whether a task was cancelled failed; its lease will decide');
+      this.logger.warn(
+        { err: error, task_id: run.row.id },
+        'reading whether a task was cancelled failed; its lease will decide',
+      );
       return false;
     }
   }
@@ -568,7 +652,10 @@ export class TaskEngine {
     run.actor.send({ type: 'RELEASE' });
     const { value, context: facts } = run.actor.getSnapshot();
     this.detach(run, 'node shutting down');
-    run.log('warn', value === 'pending' ? 'node shut down before the task finished; it will run again' : 'task cancelled');
+    run.log(
+      'warn',
+      value === 'pending' ? 'node shut down before the task finished; it will run again' : 'task cancelled',
+    );
     await run.flushLogs();
     await this.writeOutcome(run, { type: 'RELEASE' }, before, { status: value as TaskStatus, facts }, {});
   }
@@ -577,7 +664,10 @@ export class TaskEngine {
     const runs = [...this.runs.values()].filter((r) => !r.detached);
     if (!runs.length) return;
     try {
-      for (const held of await this.db.tasks.held(runs.map((r) => r.row.id), true)) {
+      for (const held of await this.db.tasks.held(
+        runs.map((r) => r.row.id),
+        true,
+      )) {
         const run = this.runs.get(held.id);
         if (run && held.claim_id === run.claimId) this.cancelLocal(run);
       }
@@ -596,7 +686,15 @@ export class TaskEngine {
     this.renewing = true;
     const sentAt = performance.now();
     try {
-      const held = new Map((await this.db.tasks.renew(this.workerId, runs.map((r) => r.row.id), this.config.leaseTtlMs)).map((h) => [h.id, h]));
+      const held = new Map(
+        (
+          await this.db.tasks.renew(
+            this.workerId,
+            runs.map((r) => r.row.id),
+            this.config.leaseTtlMs,
+          )
+        ).map((h) => [h.id, h]),
+      );
       for (const run of runs) {
         const h = held.get(run.row.id);
         if (run.finishing || run.detached) continue;
@@ -623,12 +721,28 @@ export class TaskEngine {
         const d = decide('running', this.factsOf(row), { type: 'EXPIRE' });
         const now = new Date().toISOString();
         const patch = patchFor(settledStatus(d.status), d.facts, { now, progress: row.progress });
-        const fence = { status: 'running' as const, claimId: row.claim_id, leaseExpired: true, cancelRequested: row.cancel_requested };
+        const fence = {
+          status: 'running' as const,
+          claimId: row.claim_id,
+          leaseExpired: true,
+          cancelRequested: row.cancel_requested,
+        };
         if (!(await this.changeOne({ id: row.id, fence, patch }))) continue;
         reaped++;
-        this.logger.warn({ task_id: row.id, worker_id: row.worker_id, status: d.status }, 'task lease expired; its node stopped renewing it');
+        this.logger.warn(
+          { task_id: row.id, worker_id: row.worker_id, status: d.status },
+          'task lease expired; its node stopped renewing it',
+        );
         await this.sinkFor(row.log_backend)
-          ?.append([{ id: uuidv7(), task_id: row.id, level: 'warn', message: `node ${row.worker_id ?? '?'} stopped renewing the lease; task ${d.status === 'pending' ? 'will run again' : 'cancelled'}`, created_at: now }])
+          ?.append([
+            {
+              id: uuidv7(),
+              task_id: row.id,
+              level: 'warn',
+              message: `node ${row.worker_id ?? '?'} stopped renewing the lease; task ${d.status === 'pending' ? 'will run again' : 'cancelled'}`,
+              created_at: now,
+            },
+          ])
           .catch(() => {});
       }
       if (reaped) {
@@ -645,7 +759,9 @@ export class TaskEngine {
     if (this.announceTimer || this.phase === 'stopped') return;
     this.announceTimer = setTimeout(() => {
       this.announceTimer = undefined;
-      this.deps.feed.publish(TASKS_CHANNEL).catch((error) => this.logger.warn({ err: error }, 'announcing new tasks failed'));
+      this.deps.feed
+        .publish(TASKS_CHANNEL)
+        .catch((error) => this.logger.warn({ err: error }, 'announcing new tasks failed'));
     }, 20);
     this.announceTimer.unref();
   }

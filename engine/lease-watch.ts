@@ -20,10 +20,13 @@ export class LeaseWatch {
   held(run: TaskRun, sentAt: number): void {
     clearTimeout(this.timers.get(run));
     const stopAt = sentAt + this.ttlMs * 0.75;
-    const timer = setTimeout(() => {
-      this.timers.delete(run);
-      this.onLapse(run);
-    }, Math.max(0, stopAt - performance.now()));
+    const timer = setTimeout(
+      () => {
+        this.timers.delete(run);
+        this.onLapse(run);
+      },
+      Math.max(0, stopAt - performance.now()),
+    );
     this.timers.set(run, timer.unref());
   }
 

@@ -1,7 +1,13 @@
 import { appendFile, mkdir, readdir, readFile, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Database } from '../db/database.ts';
-import { deleteTaskLogsBefore, deleteTaskLogsOf, insertTaskLogs, listTaskLogs, type TaskLogRow } from '../db/repositories/task-logs.ts';
+import {
+  deleteTaskLogsBefore,
+  deleteTaskLogsOf,
+  insertTaskLogs,
+  listTaskLogs,
+  type TaskLogRow,
+} from '../db/repositories/task-logs.ts';
 
 export type LogEntry = TaskLogRow;
 

@@ -69,7 +69,11 @@ export const taskMachine = setup({
       on: {
         // Once a cancel is accepted (answered 200) the task ends cancelled, whatever its runner does afterwards.
         SUCCEED: [{ guard: 'cancelWasRequested', target: 'cancelled' }, { target: 'success' }],
-        FAIL: [{ guard: 'cancelWasRequested', target: 'cancelled' }, { guard: 'retriesLeft', target: 'pending', actions: 'scheduleRetry' }, { target: 'failed' }],
+        FAIL: [
+          { guard: 'cancelWasRequested', target: 'cancelled' },
+          { guard: 'retriesLeft', target: 'pending', actions: 'scheduleRetry' },
+          { target: 'failed' },
+        ],
         CANCEL: { actions: 'requestCancel' },
         // A cancel asked for while the node died, or while it shut down, still ends the task.
         EXPIRE: [{ guard: 'cancelWasRequested', target: 'cancelled' }, { target: 'pending' }],
@@ -109,7 +113,8 @@ export interface Decision {
 /** What `event` does to a task in `status`; an event the state does not accept → 400 E4001 naming the status. */
 export function decide(status: TaskStatus, facts: TaskFacts, event: TaskEvent): Decision {
   const snapshot = snapshotOf(status, facts);
-  if (!snapshot.can(event)) throw new BadRequestError('task.illegal_transition', { action: ACTION_NAMES[event.type], status });
+  if (!snapshot.can(event))
+    throw new BadRequestError('task.illegal_transition', { action: ACTION_NAMES[event.type], status });
   const [next] = transition(taskMachine, snapshot, event);
   return { from: status, status: next.value as TaskStatus, facts: next.context };
 }

@@ -4,8 +4,18 @@ import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 export function createTaskMetrics(registry: Registry, pendingCount: () => Promise<number>) {
   const registers = [registry];
   return {
-    created: new Counter({ name: 'task_created_total', help: 'Tasks created', labelNames: ['type', 'category'], registers }),
-    started: new Counter({ name: 'task_started_total', help: 'Task runs started on this node', labelNames: ['type', 'category'], registers }),
+    created: new Counter({
+      name: 'task_created_total',
+      help: 'Tasks created',
+      labelNames: ['type', 'category'],
+      registers,
+    }),
+    started: new Counter({
+      name: 'task_started_total',
+      help: 'Task runs started on this node',
+      labelNames: ['type', 'category'],
+      registers,
+    }),
     completed: new Counter({
       name: 'task_completed_total',
       help: 'Tasks that reached success, failed or cancelled (automatic retries are not completions)',

@@ -66,7 +66,8 @@ export class TaskRun {
     } catch {
       // Not JSON: the runner gets the string as is.
     }
-    const line = (level: LogLevel) => (message: string, fields?: Record<string, unknown>) => this.log(level, message, fields);
+    const line = (level: LogLevel) => (message: string, fields?: Record<string, unknown>) =>
+      this.log(level, message, fields);
     return {
       task: toTaskJson(this.row),
       payload,
@@ -85,9 +86,11 @@ export class TaskRun {
     this.progressTimer = setTimeout(() => {
       this.progressTimer = undefined;
       this.lastProgressWrite = Date.now();
-      this.deps.db.tasks.setProgress(this.row.id, this.claimId, this.progress).catch((error) =>
-        this.deps.logger.warn({ err: error, task_id: this.row.id }, 'task progress could not be written'),
-      );
+      this.deps.db.tasks
+        .setProgress(this.row.id, this.claimId, this.progress)
+        .catch((error) =>
+          this.deps.logger.warn({ err: error, task_id: this.row.id }, 'task progress could not be written'),
+        );
     }, wait);
     this.progressTimer.unref();
   }
@@ -96,7 +99,13 @@ export class TaskRun {
     if (!this.deps.sink) return;
     const traceId = this.deps.span?.traceId;
     const all = traceId ? { ...fields, trace_id: traceId } : fields;
-    this.logs.push({ id: uuidv7(), task_id: this.row.id, level, message: formatLogMessage(String(message), all), created_at: new Date().toISOString() });
+    this.logs.push({
+      id: uuidv7(),
+      task_id: this.row.id,
+      level,
+      message: formatLogMessage(String(message), all),
+      created_at: new Date().toISOString(),
+    });
     if (this.logs.length >= LOGS_BATCH) void this.flushLogs();
     else this.logTimer ??= setTimeout(() => void this.flushLogs(), LOGS_EVERY_MS).unref();
   }
@@ -110,7 +119,14 @@ export class TaskRun {
     if (batch.length && this.deps.sink) {
       const sink = this.deps.sink;
       this.logChain = this.logChain.then(() =>
-        sink.append(batch).catch((error) => this.deps.logger.warn({ err: error, task_id: this.row.id, lines: batch.length }, 'task log lines could not be written')),
+        sink
+          .append(batch)
+          .catch((error) =>
+            this.deps.logger.warn(
+              { err: error, task_id: this.row.id, lines: batch.length },
+              'task log lines could not be written',
+            ),
+          ),
       );
     }
     return this.logChain;

@@ -1,6 +1,11 @@
 import type { ChangeFeed } from '../db/change-feed.ts';
 import type { Database } from '../db/database.ts';
-import { readScheduleState, readScheduleStates, saveScheduleState, type ScheduleStateRow } from '../db/repositories/schedules.ts';
+import {
+  readScheduleState,
+  readScheduleStates,
+  saveScheduleState,
+  type ScheduleStateRow,
+} from '../db/repositories/schedules.ts';
 import { BadRequestError, NotFoundError } from '../lib/errors.ts';
 import { nextCronFire } from './cron.ts';
 import type { TaskEngine } from './engine.ts';
@@ -66,11 +71,14 @@ export class Scheduler {
   constructor(private readonly deps: SchedulerDeps) {}
 
   define(def: ScheduleDefinition): void {
-    if (!/^[\w.:-]{1,64}$/.test(def.id)) throw new Error(`schedule id "${def.id}" must be 1-64 letters, digits, _ . : -`);
+    if (!/^[\w.:-]{1,64}$/.test(def.id))
+      throw new Error(`schedule id "${def.id}" must be 1-64 letters, digits, _ . : -`);
     try {
       nextFire(def, new Date());
     } catch (error) {
-      throw new Error(`schedule ${def.id}: invalid spec "${def.spec}" or timezone "${def.timezone ?? 'UTC'}": ${(error as Error).message}`);
+      throw new Error(
+        `schedule ${def.id}: invalid spec "${def.spec}" or timezone "${def.timezone ?? 'UTC'}": ${(error as Error).message}`,
+      );
     }
     this.defs.set(def.id, def);
     if (this.started) this.arm(def);
@@ -95,7 +103,9 @@ export class Scheduler {
   /** Every schedule with its stored state (read from the database, so every node answers the same). */
   async list(): Promise<ScheduleJson[]> {
     const states = await readScheduleStates(this.deps.db);
-    return [...this.defs.values()].map((d) => this.toJson(d, states.get(d.id))).sort((a, b) => a.name.localeCompare(b.name) || a.id.localeCompare(b.id));
+    return [...this.defs.values()]
+      .map((d) => this.toJson(d, states.get(d.id)))
+      .sort((a, b) => a.name.localeCompare(b.name) || a.id.localeCompare(b.id));
   }
 
   async get(id: string): Promise<ScheduleJson> {
@@ -108,7 +118,12 @@ export class Scheduler {
     const def = this.definition(id);
     const stored = await readScheduleState(this.deps.db, id);
     const next = enabled ?? !this.enabled(def, stored);
-    await saveScheduleState(this.deps.db, id, { enabled: next, next_run: next ? nextFire(def, new Date()).toISOString() : null }, next);
+    await saveScheduleState(
+      this.deps.db,
+      id,
+      { enabled: next, next_run: next ? nextFire(def, new Date()).toISOString() : null },
+      next,
+    );
     await this.deps.feed.publish(SCHEDULES_CHANNEL);
     await this.reload();
     return this.get(id);
@@ -149,7 +164,13 @@ export class Scheduler {
   }
 
   private taskOf(def: ScheduleDefinition) {
-    return { type: def.taskType, payload: def.payload?.(), category: 'system' as const, cronScheduleId: def.id, maxRetries: def.maxRetries ?? 0 };
+    return {
+      type: def.taskType,
+      payload: def.payload?.(),
+      category: 'system' as const,
+      cronScheduleId: def.id,
+      maxRetries: def.maxRetries ?? 0,
+    };
   }
 
   private async reload(): Promise<void> {
@@ -183,8 +204,18 @@ export class Scheduler {
       // The database has the last word on enabled: a toggle on another node may not have arrived here yet.
       const stored = await readScheduleState(this.deps.db, def.id);
       if (!this.enabled(def, stored)) return;
-      const task = await this.deps.engine.create({ ...this.taskOf(def), creatorId: null, fireKey: `${def.id}@${at.toISOString()}` });
-      if (task) await saveScheduleState(this.deps.db, def.id, { last_run: at.toISOString(), next_run: nextFire(def, at).toISOString() }, true);
+      const task = await this.deps.engine.create({
+        ...this.taskOf(def),
+        creatorId: null,
+        fireKey: `${def.id}@${at.toISOString()}`,
+      });
+      if (task)
+        await saveScheduleState(
+          this.deps.db,
+          def.id,
+          { last_run: at.toISOString(), next_run: nextFire(def, at).toISOString() },
+          true,
+        );
     } catch (error) {
       this.deps.logger.error({ err: error, schedule: def.id }, 'firing a schedule failed');
     }

@@ -16,8 +16,18 @@ export function createLogSinks(db: Database, fileUploadPath: string): LogSinks {
 
 /** The engine's runtime settings (docs/decisions.md "Settings and audit"); the backend is validated against the registered sinks. */
 export function declareEngineSettings(registry: SettingsRegistry, sinks: LogSinks): void {
-  registry.declare({ key: SETTING_MAX_CONCURRENT, description: 'Tasks each node runs at once', default: '10', schema: intSetting(1, 1000) });
-  registry.declare({ key: SETTING_LOG_BACKEND, description: 'Where task execution logs are stored', default: 'database', schema: enumSetting(() => sinks.ids()) });
+  registry.declare({
+    key: SETTING_MAX_CONCURRENT,
+    description: 'Tasks each node runs at once',
+    default: '10',
+    schema: intSetting(1, 1000),
+  });
+  registry.declare({
+    key: SETTING_LOG_BACKEND,
+    description: 'Where task execution logs are stored',
+    default: 'database',
+    schema: enumSetting(() => sinks.ids()),
+  });
   registry.declare({
     key: SETTING_LOG_RETENTION,
     description: 'Days task logs, finished tasks and their artifacts are kept',

@@ -7,8 +7,25 @@ export type TaskCategory = TaskRow['category'];
 /** The task as the API and runners see it (docs/engine.md): the stored row without its bookkeeping columns. */
 export type TaskJson = Pick<
   TaskRow,
-  | 'id' | 'type' | 'status' | 'category' | 'payload' | 'progress' | 'result' | 'error' | 'retry_count' | 'max_retries' | 'creator_id'
-  | 'cron_schedule_id' | 'artifact_file_key' | 'artifact_file_name' | 'org_id' | 'created_at' | 'updated_at' | 'started_at' | 'finished_at'
+  | 'id'
+  | 'type'
+  | 'status'
+  | 'category'
+  | 'payload'
+  | 'progress'
+  | 'result'
+  | 'error'
+  | 'retry_count'
+  | 'max_retries'
+  | 'creator_id'
+  | 'cron_schedule_id'
+  | 'artifact_file_key'
+  | 'artifact_file_name'
+  | 'org_id'
+  | 'created_at'
+  | 'updated_at'
+  | 'started_at'
+  | 'finished_at'
 >;
 
 export function toTaskJson(r: TaskRow): TaskJson {
@@ -56,7 +73,11 @@ export interface RunnerContext {
   /** Lines captured into the task's log backend. */
   readonly log: TaskLogger;
   /** Stores a downloadable file as the task's artifact; returns its file key. */
-  artifact(name: string, data: Buffer | string | Readable | AsyncIterable<Buffer | string>, contentType: string): Promise<string>;
+  artifact(
+    name: string,
+    data: Buffer | string | Readable | AsyncIterable<Buffer | string>,
+    contentType: string,
+  ): Promise<string>;
 }
 
 /** Returns the task's result (JSON-encoded into `result`); throws to fail. */

@@ -1,4 +1,4 @@
-const UNIT_MS: Record<string, number> = { ns: 1e-6, us: 1e-3, 'µs': 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+const UNIT_MS: Record<string, number> = { ns: 1e-6, us: 1e-3, µs: 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
 const PART = /(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h)/gy;
 
 /** Parses a Go-style duration (`500ms`, `10s`, `1m30s`, `24h`) into milliseconds; undefined when malformed. */

@@ -8,7 +8,12 @@ export interface Lru<K, V> {
   clear(): void;
 }
 
-const NOTHING: Lru<never, never> = { get: () => undefined, set: () => undefined, delete: () => false, clear: () => undefined };
+const NOTHING: Lru<never, never> = {
+  get: () => undefined,
+  set: () => undefined,
+  delete: () => false,
+  clear: () => undefined,
+};
 
 /**
  * A least-recently-used map of at most `max` entries (lru-cache). `cache.size: 0` turns caching off, a bound

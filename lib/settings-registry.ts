@@ -51,6 +51,8 @@ export class SettingsRegistry {
     const def = this.defs.get(key);
     if (!def) return { ok: false, reason: 'unknown setting' };
     const r = def.schema.safeParse(raw);
-    return r.success ? { ok: true, value: r.data } : { ok: false, reason: r.error.issues[0]?.message ?? 'invalid value' };
+    return r.success
+      ? { ok: true, value: r.data }
+      : { ok: false, reason: r.error.issues[0]?.message ?? 'invalid value' };
   }
 }

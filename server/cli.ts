@@ -52,9 +52,17 @@ async function serve(argv: string[]): Promise<void> {
   process.on('SIGTERM', () => stop('SIGTERM'));
 }
 
-async function withDatabase(argv: string[], work: (db: ReturnType<typeof openDatabase>, hasher: PasswordHasher) => Promise<void>): Promise<void> {
+async function withDatabase(
+  argv: string[],
+  work: (db: ReturnType<typeof openDatabase>, hasher: PasswordHasher) => Promise<void>,
+): Promise<void> {
   const config = loadConfig({ argv, env: process.env });
-  const logger = createLogger({ level: config.log.level, format: config.log.format, path: '', mode: config.server.mode });
+  const logger = createLogger({
+    level: config.log.level,
+    format: config.log.format,
+    path: '',
+    mode: config.server.mode,
+  });
   const db = openDatabase(databaseOptions(config), logger);
   try {
     await db.migrate();
@@ -84,7 +92,11 @@ async function backup(argv: string[]): Promise<void> {
   }
   const folder = db.dialect.localKeyFolder?.(options);
   const key = folder ? copyKeyFile(folder, dirname(resolve(file))) : undefined;
-  console.log(key ? `Key file copied to ${key}: keep it with the backup, it opens the stored secrets.` : 'No key file to copy: no secret is stored yet.');
+  console.log(
+    key
+      ? `Key file copied to ${key}: keep it with the backup, it opens the stored secrets.`
+      : 'No key file to copy: no secret is stored yet.',
+  );
 }
 
 async function main(args: string[]): Promise<void> {
@@ -110,7 +122,10 @@ async function main(args: string[]): Promise<void> {
       const set = await resetPasswordByUsername(db, hasher, name, password);
       if (!set) throw new ConfigError(`no user named "${name}"`);
       // Running nodes drop their cached sessions and user state.
-      const feed = await startChangeFeed(db, createLogger({ level: 'error', format: 'json', path: '', mode: 'release' }));
+      const feed = await startChangeFeed(
+        db,
+        createLogger({ level: 'error', format: 'json', path: '', mode: 'release' }),
+      );
       await feed.publish(SESSIONS_CHANNEL);
       await feed.publish(USERS_CHANNEL);
       await feed.close();

@@ -76,7 +76,15 @@ export interface Console {
 /** Builds a ready-to-serve Console: config, database (migrated), identity bootstrap, HTTP app. */
 export async function createConsole(options: ConsoleOptions = {}): Promise<Console> {
   const config = loadConfig({ ...options, env: options.env ?? process.env });
-  const logger = withTraceIds(options.logger ?? createLogger({ level: config.log.level, format: config.log.format, path: config.log.path, mode: config.server.mode }));
+  const logger = withTraceIds(
+    options.logger ??
+      createLogger({
+        level: config.log.level,
+        format: config.log.format,
+        path: config.log.path,
+        mode: config.server.mode,
+      }),
+  );
   // What is opened is closed again if a later step fails, so a failed start leaves no pool or listener behind.
   const opened: (() => Promise<void>)[] = [];
   try {
@@ -87,10 +95,19 @@ export async function createConsole(options: ConsoleOptions = {}): Promise<Conso
   }
 }
 
-async function assemble(config: ConsoleConfig, logger: Logger, options: ConsoleOptions, opened: (() => Promise<void>)[]): Promise<Console> {
+async function assemble(
+  config: ConsoleConfig,
+  logger: Logger,
+  options: ConsoleOptions,
+  opened: (() => Promise<void>)[],
+): Promise<Console> {
   const tracing = await createTracing(config.tracing, {
     env: options.env ?? process.env,
-    onError: (error) => logger.warn({ err: error }, 'trace export failed; failed batches are retried as tracing.*.retry allows, then dropped'),
+    onError: (error) =>
+      logger.warn(
+        { err: error },
+        'trace export failed; failed batches are retried as tracing.*.retry allows, then dropped',
+      ),
   });
   opened.push(() => tracing.shutdown());
   const db = openDatabase(databaseOptions(config), logger, tracing.enabled ? queryTracer(tracing) : undefined);
@@ -116,18 +133,62 @@ async function assemble(config: ConsoleConfig, logger: Logger, options: ConsoleO
     },
     geo,
   );
-  const jwtSecret = config.jwt.secret ?? (await getOrCreateSecret(db, 'jwt_secret', randomBytes(48).toString('base64url')));
+  const jwtSecret =
+    config.jwt.secret ?? (await getOrCreateSecret(db, 'jwt_secret', randomBytes(48).toString('base64url')));
   const hasher = new PasswordHasher(config.security.scrypt_cost);
   const tokens = new TokenSigner(jwtSecret, config.jwt.expiration, config.cache.size);
   const identities = new IdentityStore(db, feed, config.cache.size);
   const permissions = new PermissionCatalogue();
   const orgScopes = new OrgScopes(db, feed, permissions, config.cache.size);
-  const tasks = await assembleTasks({ config, db, feed, settings, registry: metrics.registry, logger, audit, logSinks, tracer: taskTracer(tracing) });
-  const smtp = new SmtpService(db, encryptKeyProvider(config.global.encrypt_key, db.dialect.localKeyFolder?.(db.options), logger), audit, logger, options.mailTls);
-  const mailer = new Mailer(smtp, new MailTemplates(config.mail.template_path, config.server.root_url), metrics.mailSent, logger);
-  const users = new UserService(db, identities, hasher, settings, audit, new FeedCache(feed, [USERS_CHANNEL, ROLES_CHANNEL], config.cache.size), new FeedCache(feed, [USERS_CHANNEL], 1), mailer);
+  const tasks = await assembleTasks({
+    config,
+    db,
+    feed,
+    settings,
+    registry: metrics.registry,
+    logger,
+    audit,
+    logSinks,
+    tracer: taskTracer(tracing),
+  });
+  const smtp = new SmtpService(
+    db,
+    encryptKeyProvider(config.global.encrypt_key, db.dialect.localKeyFolder?.(db.options), logger),
+    audit,
+    logger,
+    options.mailTls,
+  );
+  const mailer = new Mailer(
+    smtp,
+    new MailTemplates(config.mail.template_path, config.server.root_url),
+    metrics.mailSent,
+    logger,
+  );
+  const users = new UserService(
+    db,
+    identities,
+    hasher,
+    settings,
+    audit,
+    new FeedCache(feed, [USERS_CHANNEL, ROLES_CHANNEL], config.cache.size),
+    new FeedCache(feed, [USERS_CHANNEL], 1),
+    mailer,
+  );
   const auth = new AuthService(db, identities, tokens, hasher, settings, audit, mailer);
-  const oauth = new OAuthService(db, auth, users, hasher, new StateSigner(jwtSecret), { enabled: config.oauth.enabled, providers: config.oauth.providers, timeoutMs: config.oauth.timeout, rootUrl: config.server.root_url }, logger);
+  const oauth = new OAuthService(
+    db,
+    auth,
+    users,
+    hasher,
+    new StateSigner(jwtSecret),
+    {
+      enabled: config.oauth.enabled,
+      providers: config.oauth.providers,
+      timeoutMs: config.oauth.timeout,
+      rootUrl: config.server.root_url,
+    },
+    logger,
+  );
   const services: Services = {
     db,
     feed,
@@ -144,15 +205,27 @@ async function assemble(config: ConsoleConfig, logger: Logger, options: ConsoleO
     users,
     roles: new RoleService(db, identities, permissions, audit, new FeedCache(feed, [ROLES_CHANNEL], config.cache.size)),
     orgScopes,
-    organizations: new OrganizationService(db, orgScopes, identities, audit, new FeedCache(feed, [ORGS_CHANNEL], config.cache.size)),
+    organizations: new OrganizationService(
+      db,
+      orgScopes,
+      identities,
+      audit,
+      new FeedCache(feed, [ORGS_CHANNEL], config.cache.size),
+    ),
     ...tasks.services,
   };
 
   await ensureSystemRoles(db, permissions);
-  const admin = await ensureAdminUser(db, hasher, { username: config.bootstrap.admin_username, email: config.bootstrap.admin_email, password: config.bootstrap.admin_password });
+  const admin = await ensureAdminUser(db, hasher, {
+    username: config.bootstrap.admin_username,
+    email: config.bootstrap.admin_email,
+    password: config.bootstrap.admin_password,
+  });
   if (admin?.generatedPassword) {
     const announce = options.announce ?? ((text: string) => process.stdout.write(text));
-    announce(`\nCreated administrator "${config.bootstrap.admin_username}" with password: ${admin.generatedPassword}\nIt is shown only this once; change it after logging in, or reset it with: npm run cli -- admin reset-password\n\n`);
+    announce(
+      `\nCreated administrator "${config.bootstrap.admin_username}" with password: ${admin.generatedPassword}\nIt is shown only this once; change it after logging in, or reset it with: npm run cli -- admin reset-password\n\n`,
+    );
   }
 
   const { app: http, drain } = await buildHttpApp({ config, services, logger, metrics, tracing, version: VERSION });

@@ -13,7 +13,11 @@ const KEY_FILE = 'console.key';
  * a secret, since nodes with different generated keys could not read each other's values.
  * Resolved when first needed, so a deployment without secrets never needs a key.
  */
-export function encryptKeyProvider(configured: string | undefined, localFolder: string | undefined, logger: Logger): () => Buffer {
+export function encryptKeyProvider(
+  configured: string | undefined,
+  localFolder: string | undefined,
+  logger: Logger,
+): () => Buffer {
   let key = configured ? encryptKeyBytes(configured) : undefined;
   return () => {
     if (key) return key;
@@ -23,7 +27,10 @@ export function encryptKeyProvider(configured: string | undefined, localFolder: 
       // 'wx' fails rather than overwrites when another process created the file meanwhile.
       try {
         writeFileSync(file, randomBytes(32).toString('hex'), { mode: 0o600, flag: 'wx' });
-        logger.warn({ file }, 'global.encrypt_key is not set: generated an encryption key beside the SQLite database; back it up with the database');
+        logger.warn(
+          { file },
+          'global.encrypt_key is not set: generated an encryption key beside the SQLite database; back it up with the database',
+        );
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
       }
@@ -45,7 +52,8 @@ export function copyKeyFile(localFolder: string, toFolder: string): string | und
   const key = readFileSync(from, 'utf8');
   if (existsSync(to)) {
     // A folder holding another database's key: replacing it would lock that database's secrets away.
-    if (resolve(to) !== resolve(from) && readFileSync(to, 'utf8') !== key) throw new Error(`${to} holds another key; back up into another folder`);
+    if (resolve(to) !== resolve(from) && readFileSync(to, 'utf8') !== key)
+      throw new Error(`${to} holds another key; back up into another folder`);
     return to;
   }
   writeFileSync(to, key, { mode: 0o600, flag: 'wx' });

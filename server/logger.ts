@@ -50,13 +50,18 @@ export function createLogger(opts: LoggerOptions): pino.Logger {
   const destination = opts.destination ?? process.stdout;
   const line = (s: string) => void destination.write(s);
   const streams: pino.StreamEntry[] = [
-    { level: opts.level, stream: opts.mode === 'debug' ? prettySink(line, isTty(destination)) : formatSink(opts.format, line) },
+    {
+      level: opts.level,
+      stream: opts.mode === 'debug' ? prettySink(line, isTty(destination)) : formatSink(opts.format, line),
+    },
   ];
   if (opts.path) {
     try {
       mkdirSync(opts.path, { recursive: true });
     } catch (err) {
-      throw new Error(`log.path: cannot create ${opts.path} (${(err as NodeJS.ErrnoException).code ?? String(err)})`, { cause: err });
+      throw new Error(`log.path: cannot create ${opts.path} (${(err as NodeJS.ErrnoException).code ?? String(err)})`, {
+        cause: err,
+      });
     }
     const file = pino.destination({ dest: join(opts.path, LOG_FILE_NAME), sync: true, append: true, mkdir: true });
     streams.push({ level: opts.level, stream: formatSink(opts.format, (s) => void file.write(s)) });

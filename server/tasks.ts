@@ -33,7 +33,17 @@ export interface TaskParts {
 }
 
 /** The engine, the scheduler with the built-in schedules, the built-in runners, and the services the routers use. */
-export async function assembleTasks({ config, db, feed, settings, registry, logger, audit, logSinks, tracer }: TaskParts) {
+export async function assembleTasks({
+  config,
+  db,
+  feed,
+  settings,
+  registry,
+  logger,
+  audit,
+  logSinks,
+  tracer,
+}: TaskParts) {
   const t = config.task;
   const engine = new TaskEngine({
     db,
@@ -55,7 +65,13 @@ export async function assembleTasks({ config, db, feed, settings, registry, logg
     },
   });
   const scheduler = new Scheduler({ db, feed, engine, logger });
-  registerBuiltInSchedules({ db, engine, scheduler, settings, credentialCleaners: [deleteExpiredUserTokens, deleteExpiredOAuthStates, deleteExpiredIdempotencyKeys] });
+  registerBuiltInSchedules({
+    db,
+    engine,
+    scheduler,
+    settings,
+    credentialCleaners: [deleteExpiredUserTokens, deleteExpiredOAuthStates, deleteExpiredIdempotencyKeys],
+  });
   engine.register(USER_EXPORT_TYPE, userExportRunner(db), { maxRetries: 1 });
   const fileSecret = await getOrCreateSecret(db, 'file_signature_key', randomBytes(32).toString('base64url'));
   return {

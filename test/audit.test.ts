@@ -23,9 +23,12 @@ for (const lane of lanes()) {
     let admin: string;
     let adminId: string;
     const logs = captureLogs('error');
-    const call = (method: string, url: string, body?: unknown, token = admin) => t.request(method, url, { token, body, headers: { 'user-agent': UA } });
+    const call = (method: string, url: string, body?: unknown, token = admin) =>
+      t.request(method, url, { token, body, headers: { 'user-agent': UA } });
     const list = async (query: Record<string, string | number> = {}, token = admin) => {
-      const qs = new URLSearchParams(Object.entries({ page_size: 100, ...query }).map(([k, v]): [string, string] => [k, String(v)]));
+      const qs = new URLSearchParams(
+        Object.entries({ page_size: 100, ...query }).map(([k, v]): [string, string] => [k, String(v)]),
+      );
       return t.request('GET', `/api/audit-logs?${qs}`, { token });
     };
     const items = async (query: Record<string, string | number> = {}) => {
@@ -47,7 +50,8 @@ for (const lane of lanes()) {
       return r;
     };
     /** The one record of this action on this resource, written by the admin's request. */
-    const adminRecord = async (action: string, resource_type: string, resource_id: string) => byAdmin(await find(action, resource_type, resource_id));
+    const adminRecord = async (action: string, resource_type: string, resource_id: string) =>
+      byAdmin(await find(action, resource_type, resource_id));
 
     before(async () => {
       t = await startConsole(lane, {}, { logger: logs.logger });
@@ -57,7 +61,11 @@ for (const lane of lanes()) {
     after(async () => t.close());
 
     test('role create, update and delete are recorded with actor, resource, ip and user agent', async () => {
-      const created = await call('POST', '/api/roles', { name: 'auditors', description: 'x', permissions: ['user:list'] });
+      const created = await call('POST', '/api/roles', {
+        name: 'auditors',
+        description: 'x',
+        permissions: ['user:list'],
+      });
       assert.equal(created.status, 201);
       const id = created.body.data.id as string;
       assert.equal((await call('PUT', `/api/roles/${id}`, { description: 'changed' })).status, 200);
@@ -71,7 +79,11 @@ for (const lane of lanes()) {
     });
 
     test('user create, update, password reset, unlock and delete are recorded', async () => {
-      const created = await call('POST', '/api/users', { username: 'audited', email: 'audited@example.test', password: 'first-password-1' });
+      const created = await call('POST', '/api/users', {
+        username: 'audited',
+        email: 'audited@example.test',
+        password: 'first-password-1',
+      });
       assert.equal(created.status, 201);
       const id = created.body.data.id as string;
       assert.equal((await call('PUT', `/api/users/${id}`, { full_name: 'Audited Person' })).status, 200);
@@ -79,14 +91,25 @@ for (const lane of lanes()) {
       assert.equal((await call('POST', `/api/users/${id}/unlock`)).status, 200);
       assert.equal((await call('DELETE', `/api/users/${id}`)).status, 200);
 
-      assert.equal(((await adminRecord('create', 'user', id)).details.after as { username: string }).username, 'audited');
-      assert.equal(((await adminRecord('update', 'user', id)).details.after as { full_name: string }).full_name, 'Audited Person');
+      assert.equal(
+        ((await adminRecord('create', 'user', id)).details.after as { username: string }).username,
+        'audited',
+      );
+      assert.equal(
+        ((await adminRecord('update', 'user', id)).details.after as { full_name: string }).full_name,
+        'Audited Person',
+      );
       for (const action of ['password_reset', 'unlock', 'delete']) await adminRecord(action, 'user', id);
     });
 
     test('own password change is recorded against the user', async () => {
       const u = await t.userWith([]);
-      const res = await call('PUT', '/api/auth/me/password', { old_password: 'password-1', new_password: 'password-2-new' }, u.token);
+      const res = await call(
+        'PUT',
+        '/api/auth/me/password',
+        { old_password: 'password-1', new_password: 'password-2-new' },
+        u.token,
+      );
       assert.equal(res.status, 200, res.text);
       const r = await find('password_change', 'user', u.id);
       assert.equal(r.user_id, u.id);
@@ -95,8 +118,15 @@ for (const lane of lanes()) {
     });
 
     test('a settings update is recorded with before and after, one record per key', async () => {
-      assert.equal((await call('PUT', '/api/system/settings', { audit_log_retention_days: '400', password_min_length: '9' })).status, 200);
-      assert.deepEqual((await adminRecord('update', 'setting', 'audit_log_retention_days')).details, { before: '365', after: '400' });
+      assert.equal(
+        (await call('PUT', '/api/system/settings', { audit_log_retention_days: '400', password_min_length: '9' }))
+          .status,
+        200,
+      );
+      assert.deepEqual((await adminRecord('update', 'setting', 'audit_log_retention_days')).details, {
+        before: '365',
+        after: '400',
+      });
       // A setting whose name merely mentions passwords is not a secret: its values stay readable.
       assert.deepEqual((await find('update', 'setting', 'password_min_length')).details, { before: '8', after: '9' });
       assert.equal((await call('PUT', '/api/system/settings', { password_min_length: '8' })).status, 200);
@@ -105,17 +135,27 @@ for (const lane of lanes()) {
     test('updating every setting at once is recorded (one record per key)', async () => {
       const map = (await call('GET', '/api/system/settings')).body.data as Record<string, string>;
       assert.equal((await call('PUT', '/api/system/settings', map)).status, 200);
-      for (const key of Object.keys(map)) byAdmin((await items({ action: 'update', resource_type: 'setting' })).find((r) => r.resource_id === key)!);
+      for (const key of Object.keys(map))
+        byAdmin((await items({ action: 'update', resource_type: 'setting' })).find((r) => r.resource_id === key)!);
     });
 
     test('login, failed logins and logout are recorded', async () => {
       const headers = { 'user-agent': UA };
-      const ok = await t.request('POST', '/api/auth/login', { body: { username: 'admin', password: ADMIN_PASSWORD }, headers });
+      const ok = await t.request('POST', '/api/auth/login', {
+        body: { username: 'admin', password: ADMIN_PASSWORD },
+        headers,
+      });
       assert.equal(ok.status, 200);
       const token = ok.body.data.token as string;
-      const wrong = await t.request('POST', '/api/auth/login', { body: { username: 'admin', password: 'wrong-password-x' }, headers });
+      const wrong = await t.request('POST', '/api/auth/login', {
+        body: { username: 'admin', password: 'wrong-password-x' },
+        headers,
+      });
       assert.equal(wrong.status, 401);
-      const unknown = await t.request('POST', '/api/auth/login', { body: { username: 'nobody-here', password: 'whatever-pass' }, headers });
+      const unknown = await t.request('POST', '/api/auth/login', {
+        body: { username: 'nobody-here', password: 'whatever-pass' },
+        headers,
+      });
       assert.equal(unknown.status, 401);
       assert.equal((await t.request('POST', '/api/auth/logout', { token, headers })).status, 200);
 
@@ -140,11 +180,22 @@ for (const lane of lanes()) {
     });
 
     test('no password or password hash appears in any record', async () => {
-      const hashes = ((await t.c.db.knex(t.c.db.t.users).select('password_hash')) as { password_hash: string }[]).map((r) => r.password_hash);
+      const hashes = ((await t.c.db.knex(t.c.db.t.users).select('password_hash')) as { password_hash: string }[]).map(
+        (r) => r.password_hash,
+      );
       assert.ok(hashes.length > 1);
       const stored = JSON.stringify(await t.c.db.knex(t.c.db.t.auditLogs).select('*'));
       const served = (await list({ page_size: 100 })).text;
-      const secrets = [ADMIN_PASSWORD, 'first-password-1', 'second-password-2', 'password-1', 'password-2-new', 'wrong-password-x', 'whatever-pass', ...hashes];
+      const secrets = [
+        ADMIN_PASSWORD,
+        'first-password-1',
+        'second-password-2',
+        'password-1',
+        'password-2-new',
+        'wrong-password-x',
+        'whatever-pass',
+        ...hashes,
+      ];
       for (const text of [stored, served]) {
         for (const secret of secrets) assert.ok(!text.includes(secret), `record contains ${secret.slice(0, 12)}…`);
         assert.doesNotMatch(text, /password_hash/);
@@ -171,18 +222,40 @@ for (const lane of lanes()) {
       await sleep(15);
       const from = new Date();
       const ids: string[] = [];
-      for (const name of ['window-a', 'window-b', 'window-c']) ids.push((await call('POST', '/api/roles', { name })).body.data.id);
+      for (const name of ['window-a', 'window-b', 'window-c'])
+        ids.push((await call('POST', '/api/roles', { name })).body.data.id);
       const to = new Date();
       await sleep(15);
       assert.equal((await call('POST', '/api/roles', { name: 'window-after' })).status, 201);
 
-      const inside = await items({ resource_type: 'role', action: 'create', start_time: withOffset(from, 330), end_time: withOffset(to, -180) });
+      const inside = await items({
+        resource_type: 'role',
+        action: 'create',
+        start_time: withOffset(from, 330),
+        end_time: withOffset(to, -180),
+      });
       assert.deepEqual(inside.map((r) => r.resource_id).sort(), [...ids].sort());
-      const zulu = await items({ resource_type: 'role', action: 'create', start_time: from.toISOString(), end_time: to.toISOString() });
+      const zulu = await items({
+        resource_type: 'role',
+        action: 'create',
+        start_time: from.toISOString(),
+        end_time: to.toISOString(),
+      });
       assert.deepEqual(zulu.map((r) => r.id).sort(), inside.map((r) => r.id).sort());
-      const later = await items({ resource_type: 'role', action: 'create', start_time: withOffset(new Date(to.getTime() + 5), 60) });
-      assert.deepEqual(later.map((r) => (r.details.after as { name: string }).name), ['window-after']);
-      const earlier = await items({ resource_type: 'role', action: 'create', end_time: withOffset(new Date(from.getTime() - 5), -600) });
+      const later = await items({
+        resource_type: 'role',
+        action: 'create',
+        start_time: withOffset(new Date(to.getTime() + 5), 60),
+      });
+      assert.deepEqual(
+        later.map((r) => (r.details.after as { name: string }).name),
+        ['window-after'],
+      );
+      const earlier = await items({
+        resource_type: 'role',
+        action: 'create',
+        end_time: withOffset(new Date(from.getTime() - 5), -600),
+      });
       assert.ok(earlier.every((r) => Date.parse(r.created_at) < from.getTime()));
       assert.ok(!earlier.some((r) => ids.includes(r.resource_id)));
     });
@@ -209,11 +282,15 @@ for (const lane of lanes()) {
       const total = all.body.total as number;
       assert.ok(total >= 10);
       const rows = all.body.data as AuditRecord[];
-      for (let i = 1; i < rows.length; i++) assert.ok(Date.parse(rows[i - 1]!.created_at) >= Date.parse(rows[i]!.created_at), 'newest first');
+      for (let i = 1; i < rows.length; i++)
+        assert.ok(Date.parse(rows[i - 1]!.created_at) >= Date.parse(rows[i]!.created_at), 'newest first');
 
       const p1 = await list({ page_size: 3, current: 1 });
       const p2 = await list({ page_size: 3, current: 2 });
-      for (const [p, n] of [[p1, 1], [p2, 2]] as const) {
+      for (const [p, n] of [
+        [p1, 1],
+        [p2, 2],
+      ] as const) {
         assert.equal(p.status, 200);
         assert.equal(p.body.code, '0');
         assert.equal(p.body.total, total);
@@ -221,7 +298,10 @@ for (const lane of lanes()) {
         assert.equal(p.body.page_size, 3);
         assert.equal(p.body.data.length, 3);
       }
-      assert.deepEqual([...p1.body.data, ...p2.body.data].map((r: AuditRecord) => r.id), rows.slice(0, 6).map((r) => r.id));
+      assert.deepEqual(
+        [...p1.body.data, ...p2.body.data].map((r: AuditRecord) => r.id),
+        rows.slice(0, 6).map((r) => r.id),
+      );
       const dflt = await t.request('GET', '/api/audit-logs', { token: admin });
       assert.equal(dflt.body.page_size, 10);
       assert.equal(dflt.body.current, 1);
@@ -253,7 +333,11 @@ for (const lane of lanes()) {
       try {
         const res = await call('POST', '/api/roles', { name: 'unaudited' });
         assert.equal(res.status, 201, res.text);
-        assert.equal((await t.request('POST', '/api/auth/login', { body: { username: 'admin', password: ADMIN_PASSWORD } })).status, 200);
+        assert.equal(
+          (await t.request('POST', '/api/auth/login', { body: { username: 'admin', password: ADMIN_PASSWORD } }))
+            .status,
+          200,
+        );
       } finally {
         await knex.schema.renameTable(`${tables.auditLogs}_away`, tables.auditLogs);
       }
@@ -270,7 +354,12 @@ for (const lane of lanes()) {
     before(() => {
       dir = mkdtempSync(join(tmpdir(), 'console-audit-geo-'));
       file = join(dir, 'GeoLite2-City.mmdb');
-      writeMmdb(file, [{ cidr: '81.2.69.0/24', data: { country: { iso_code: 'DE', names: { en: 'Germany' } }, city: { names: { en: 'Berlin' } } } }]);
+      writeMmdb(file, [
+        {
+          cidr: '81.2.69.0/24',
+          data: { country: { iso_code: 'DE', names: { en: 'Germany' } }, city: { names: { en: 'Berlin' } } },
+        },
+      ]);
     });
     after(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -278,12 +367,31 @@ for (const lane of lanes()) {
       const t = await startConsole(lane, { server: { geoip_db_path: file, trust_proxy: trustProxy } });
       try {
         const headers = { 'x-forwarded-for': '81.2.69.142' };
-        assert.equal((await t.request('POST', '/api/auth/login', { body: { username: 'admin', password: ADMIN_PASSWORD }, headers })).status, 200);
-        assert.equal((await t.request('POST', '/api/auth/login', { body: { username: 'admin', password: 'wrong-password' }, headers })).status, 401);
+        assert.equal(
+          (
+            await t.request('POST', '/api/auth/login', {
+              body: { username: 'admin', password: ADMIN_PASSWORD },
+              headers,
+            })
+          ).status,
+          200,
+        );
+        assert.equal(
+          (
+            await t.request('POST', '/api/auth/login', {
+              body: { username: 'admin', password: 'wrong-password' },
+              headers,
+            })
+          ).status,
+          401,
+        );
         const token = await t.login();
         const res = await t.request('GET', '/api/audit-logs?resource_type=session&page_size=100', { token });
         const rows = res.body.data as AuditRecord[];
-        return { login: rows.filter((r) => r.action === 'login').at(-1)!, failed: rows.find((r) => r.action === 'login_failed')! };
+        return {
+          login: rows.filter((r) => r.action === 'login').at(-1)!,
+          failed: rows.find((r) => r.action === 'login_failed')!,
+        };
       } finally {
         await t.close();
       }

@@ -3,7 +3,16 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { decodeJwt, SignJWT } from 'jose';
 import { lanes, ADMIN_PASSWORD, type TestConsole } from './support/harness.ts';
-import { assertError, createUser, ok, PASSWORD, putSettings, setColumn, unique, startWithAdmin } from './support/identity.ts';
+import {
+  assertError,
+  createUser,
+  ok,
+  PASSWORD,
+  putSettings,
+  setColumn,
+  unique,
+  startWithAdmin,
+} from './support/identity.ts';
 
 const JWT_SECRET = 'auth-test-secret-0123456789abcdef';
 const MINUTE = 60_000;
@@ -17,9 +26,11 @@ for (const lane of lanes()) {
     before(async () => ({ t, admin } = await startWithAdmin(lane, { jwt: { secret: JWT_SECRET } })));
     after(async () => t.close());
 
-    const login = (username: string, password: string) => t.request('POST', '/api/auth/login', { body: { username, password } });
+    const login = (username: string, password: string) =>
+      t.request('POST', '/api/auth/login', { body: { username, password } });
     const me = (token: string) => t.request('GET', '/api/auth/me', { token });
-    const userStatus = async (id: string) => ok(await t.request('GET', `/api/users/${id}`, { token: admin })).status as string;
+    const userStatus = async (id: string) =>
+      ok(await t.request('GET', `/api/users/${id}`, { token: admin })).status as string;
     /** Lockout after `attempts` failures, for the length of one test. */
     const withLockout = async (attempts: number, body: () => Promise<void>) => {
       await putSettings(t, admin, { login_failure_attempts: String(attempts), login_failure_lockout_minutes: '1' });
@@ -41,7 +52,10 @@ for (const lane of lanes()) {
       assert.equal(claims.username, 'admin');
       assert.equal(typeof claims.sid, 'string');
       const mine = ok(await me(data.token));
-      assert.deepEqual(mine.roles.map((r: { name: string }) => r.name), ['admin']);
+      assert.deepEqual(
+        mine.roles.map((r: { name: string }) => r.name),
+        ['admin'],
+      );
       assert.ok(mine.permissions.includes('user:create'));
       assert.ok(mine.roles[0].permissions.includes('role:delete'));
       // Login by email works too, case-insensitively.
@@ -53,7 +67,12 @@ for (const lane of lanes()) {
       const unknown = await login('ghost', 'nope-nope');
       assertError(wrong, 401, 'E4011');
       assert.deepEqual(envelope(unknown.body), envelope(wrong.body));
-      assertError(await t.request('POST', '/api/auth/login', { body: { username: 'admin' } }), 400, 'E4001', /^password: /);
+      assertError(
+        await t.request('POST', '/api/auth/login', { body: { username: 'admin' } }),
+        400,
+        'E4001',
+        /^password: /,
+      );
     });
 
     test('lockout after login_failure_attempts failures; locked is told only after the right password', async () => {
@@ -87,7 +106,10 @@ for (const lane of lanes()) {
       const user = await createUser(t, admin);
       await withLockout(3, async () => {
         const burst = await Promise.all(Array.from({ length: 20 }, () => login(user.username, PASSWORD)));
-        assert.deepEqual(burst.map((r) => r.status), Array(20).fill(200));
+        assert.deepEqual(
+          burst.map((r) => r.status),
+          Array(20).fill(200),
+        );
         assert.equal(await userStatus(user.id), 'active');
         const wrong = await Promise.all(Array.from({ length: 20 }, () => login(user.username, 'wrong-password')));
         assert.ok(wrong.every((r) => r.status === 401 && r.body.code === 'E4011'));
@@ -142,10 +164,21 @@ for (const lane of lanes()) {
       const good = await t.login();
       const claims = decodeJwt(good);
       const sign = (secret: string, exp: number) =>
-        new SignJWT({ username: 'admin', sid: claims.sid as string }).setProtectedHeader({ alg: 'HS256' }).setSubject(claims.sub!).setIssuedAt(exp - 60).setExpirationTime(exp).sign(new TextEncoder().encode(secret));
+        new SignJWT({ username: 'admin', sid: claims.sid as string })
+          .setProtectedHeader({ alg: 'HS256' })
+          .setSubject(claims.sub!)
+          .setIssuedAt(exp - 60)
+          .setExpirationTime(exp)
+          .sign(new TextEncoder().encode(secret));
       const now = Math.floor(Date.now() / 1000);
       ok(await me(await sign(JWT_SECRET, now + 60)), 200);
-      for (const headers of [{}, { authorization: 'Bearer' }, { authorization: 'Bearer garbage' }, { authorization: `Basic ${good}` }, { authorization: `Bearer ${good}x` }] as Record<string, string>[]) {
+      for (const headers of [
+        {},
+        { authorization: 'Bearer' },
+        { authorization: 'Bearer garbage' },
+        { authorization: `Basic ${good}` },
+        { authorization: `Bearer ${good}x` },
+      ] as Record<string, string>[]) {
         assertError(await t.request('GET', '/api/auth/me', { headers }), 401, 'E4011');
       }
       assertError(await me(await sign('another-secret-0123456789abcdef', now + 60)), 401, 'E4011');
@@ -164,10 +197,20 @@ for (const lane of lanes()) {
       const offToken = await t.login(off.username, PASSWORD);
       ok(await t.request('PUT', `/api/users/${off.id}`, { token: admin, body: { status: 'disabled' } }));
       assertError(await me(offToken), 401, 'E4012');
-      assertError(await login(off.username, 'wrong-password'), 401, 'E4011', (await login('ghost', 'wrong-password')).body.err);
+      assertError(
+        await login(off.username, 'wrong-password'),
+        401,
+        'E4011',
+        (await login('ghost', 'wrong-password')).body.err,
+      );
       assertError(await login(off.username, PASSWORD), 401, 'E4011', /disabled/);
 
-      const stranger = await new SignJWT({ username: 'x', sid: randomUUID() }).setProtectedHeader({ alg: 'HS256' }).setSubject(randomUUID()).setIssuedAt().setExpirationTime('1h').sign(new TextEncoder().encode(JWT_SECRET));
+      const stranger = await new SignJWT({ username: 'x', sid: randomUUID() })
+        .setProtectedHeader({ alg: 'HS256' })
+        .setSubject(randomUUID())
+        .setIssuedAt()
+        .setExpirationTime('1h')
+        .sign(new TextEncoder().encode(JWT_SECRET));
       assertError(await me(stranger), 401, 'E4012');
     });
 
@@ -205,7 +248,13 @@ for (const lane of lanes()) {
       await putSettings(t, admin, { session_idle_timeout_minutes: '1' });
       try {
         ok(await me(token));
-        await setColumn(t, 'sessions', decodeJwt(token).sid as string, 'last_seen_at', new Date(Date.now() - 2 * MINUTE));
+        await setColumn(
+          t,
+          'sessions',
+          decodeJwt(token).sid as string,
+          'last_seen_at',
+          new Date(Date.now() - 2 * MINUTE),
+        );
         await t.c.services.identities.changed('sessions');
         assertError(await me(token), 401, 'E4011');
         ok(await me(other));
@@ -226,28 +275,58 @@ for (const lane of lanes()) {
       for (const tok of [a, b]) assertError(await me(tok), 401, 'E4011');
       assertError(await login(user.username, PASSWORD), 401, 'E4011');
       ok(await login(user.username, 'new-password-1'));
-      assertError(await t.request('PUT', '/api/auth/me/password', { body: { old_password: 'x', new_password: 'y' } }), 401, 'E4011');
+      assertError(
+        await t.request('PUT', '/api/auth/me/password', { body: { old_password: 'x', new_password: 'y' } }),
+        401,
+        'E4011',
+      );
     });
 
     test("PUT /users/:id/password sets the password and ends that user's sessions only", async () => {
       const user = await createUser(t, admin);
       const token = await t.login(user.username, PASSWORD);
-      const data = ok(await t.request('PUT', `/api/users/${user.id}/password`, { token: admin, body: { password: 'reset-password-1' } }));
+      const data = ok(
+        await t.request('PUT', `/api/users/${user.id}/password`, {
+          token: admin,
+          body: { password: 'reset-password-1' },
+        }),
+      );
       assert.equal(data.id, user.id);
       assertError(await me(token), 401, 'E4011');
       ok(await me(admin));
       assertError(await login(user.username, PASSWORD), 401, 'E4011');
       ok(await login(user.username, 'reset-password-1'));
-      assertError(await t.request('PUT', `/api/users/${user.id}/password`, { token: admin, body: {} }), 400, 'E4001', /^password: /);
+      assertError(
+        await t.request('PUT', `/api/users/${user.id}/password`, { token: admin, body: {} }),
+        400,
+        'E4001',
+        /^password: /,
+      );
     });
 
     test('malformed JSON and a wrong content type → 400 E4001', async () => {
       assertError(await t.request('POST', '/api/auth/login', { raw: '{"username": "admin", ' }), 400, 'E4001');
       assertError(await t.request('POST', '/api/auth/login', { raw: '["admin"]' }), 400, 'E4001');
-      assertError(await t.request('POST', '/api/auth/login', { raw: 'username=admin', headers: { 'content-type': 'application/x-www-form-urlencoded' } }), 400, 'E4001');
-      assertError(await t.request('POST', '/api/auth/login', { raw: 'admin', headers: { 'content-type': 'text/plain' } }), 400, 'E4001');
+      assertError(
+        await t.request('POST', '/api/auth/login', {
+          raw: 'username=admin',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        }),
+        400,
+        'E4001',
+      );
+      assertError(
+        await t.request('POST', '/api/auth/login', { raw: 'admin', headers: { 'content-type': 'text/plain' } }),
+        400,
+        'E4001',
+      );
       assertError(await t.request('POST', '/api/users', { token: admin, raw: '{bad' }), 400, 'E4001');
-      assertError(await t.request('POST', '/api/auth/login', { headers: { 'content-type': 'application/json' } }), 400, 'E4001', /^username: /);
+      assertError(
+        await t.request('POST', '/api/auth/login', { headers: { 'content-type': 'application/json' } }),
+        400,
+        'E4001',
+        /^username: /,
+      );
     });
   });
 }

@@ -11,7 +11,12 @@ import { openTestDatabase } from './support/harness.ts';
 import { SOURCE_CLI } from './support/source-cli.ts';
 
 // Only what the child needs: the runner's own DATABASE_*/SERVER_* variables must not steer it.
-const ENV = { PATH: process.env.PATH, SECURITY_SCRYPT_COST: '1024', RATE_LIMIT_ENABLED: 'false', SERVER_HOST: '127.0.0.1' };
+const ENV = {
+  PATH: process.env.PATH,
+  SECURITY_SCRYPT_COST: '1024',
+  RATE_LIMIT_ENABLED: 'false',
+  SERVER_HOST: '127.0.0.1',
+};
 
 interface Server {
   child: ChildProcess;
@@ -23,13 +28,20 @@ interface Server {
 
 /** Starts `console serve` on a free port and waits for its "console listening" log line. */
 async function serve(cwd: string, env: Record<string, string> = {}): Promise<Server> {
-  const child = spawn(process.execPath, [...SOURCE_CLI, 'serve', '--server.port', '0'], { cwd, env: { ...ENV, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...SOURCE_CLI, 'serve', '--server.port', '0'], {
+    cwd,
+    env: { ...ENV, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   let err = '';
   child.stderr!.on('data', (d: Buffer) => (err += d));
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   const port = await new Promise<number>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no "console listening" line within 30 s; stdout: ${out}; stderr: ${err}`)), 30_000);
+    const timer = setTimeout(
+      () => reject(new Error(`no "console listening" line within 30 s; stdout: ${out}; stderr: ${err}`)),
+      30_000,
+    );
     child.stdout!.on('data', (d: Buffer) => {
       out += d;
       for (const line of out.split('\n')) {
@@ -140,9 +152,13 @@ describe('cli', () => {
     assert.equal(await login(server.port, generated), 401);
     // The CLI is another process: the running server learns of it through the change feed, within 2 s (docs/architecture.md).
     const deadline = Date.now() + 2500;
-    while ((await me(server.port, oldToken)) !== 401 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    while ((await me(server.port, oldToken)) !== 401 && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 100));
     assert.equal(await me(server.port, oldToken), 401, 'sessions of the old password end on the running server');
-    assert.ok(!readFileSync(join(cwd, 'logs', 'console.log'), 'utf8').includes(fresh), 'the new password is not logged either');
+    assert.ok(
+      !readFileSync(join(cwd, 'logs', 'console.log'), 'utf8').includes(fresh),
+      'the new password is not logged either',
+    );
     assert.equal(await stop(server), 0);
   });
 
@@ -168,7 +184,9 @@ describe('version and backup', () => {
   test('--version prints the package version', () => {
     const run = cli(tmpdir(), '--version');
     assert.equal(run.status, 0, run.stderr);
-    const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
+    const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
+      version: string;
+    };
     assert.equal(run.stdout.trim(), version);
   });
 
@@ -180,12 +198,23 @@ describe('version and backup', () => {
       const token = (await loginAnswer(server.port, 'admin-password-1')).body.data!.token;
       const call = async (method: string, path: string, body: unknown) => {
         const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
-        const res = await fetch(`http://127.0.0.1:${server.port}/api${path}`, { method, headers, body: JSON.stringify(body) });
+        const res = await fetch(`http://127.0.0.1:${server.port}/api${path}`, {
+          method,
+          headers,
+          body: JSON.stringify(body),
+        });
         await res.arrayBuffer();
         return res.status;
       };
-      const user = (name: string) => call('POST', '/users', { username: name, email: `${name}@example.com`, password: 'user-password-1' });
-      const smtp = { host: 'smtp.example.com', port: 587, username: 'mailer', password: SECRET, from_email: 'console@example.com' };
+      const user = (name: string) =>
+        call('POST', '/users', { username: name, email: `${name}@example.com`, password: 'user-password-1' });
+      const smtp = {
+        host: 'smtp.example.com',
+        port: 587,
+        username: 'mailer',
+        password: SECRET,
+        from_email: 'console@example.com',
+      };
       assert.equal(await call('PUT', '/system/settings/smtp', smtp), 200);
       assert.equal(await user('before_backup'), 201);
 
@@ -212,16 +241,24 @@ describe('version and backup', () => {
       const copy = openTestDatabase({ driver: 'sqlite', path: join(folder, 'copy.db'), table_prefix: 't_' });
       try {
         assert.deepEqual(await copy.knex.raw('pragma integrity_check'), [{ integrity_check: 'ok' }]);
-        assert.ok(await copy.knex(copy.t.users).where({ username: 'before_backup' }).first(), 'a user created before the backup is in the copy');
+        assert.ok(
+          await copy.knex(copy.t.users).where({ username: 'before_backup' }).first(),
+          'a user created before the backup is in the copy',
+        );
         const stored = (await copy.knex(copy.t.settings).where({ key: 'smtp' }).first('value')) as { value: unknown };
-        const smtp = (typeof stored.value === 'string' ? JSON.parse(stored.value) : stored.value) as { password_sealed: string };
+        const smtp = (typeof stored.value === 'string' ? JSON.parse(stored.value) : stored.value) as {
+          password_sealed: string;
+        };
         // The key a console opening the copy's folder would use, read the way it reads it.
         const key = encryptKeyProvider(undefined, folder, pino({ level: 'silent' }))();
         assert.equal(open(key, smtp.password_sealed), SECRET);
       } finally {
         await copy.close();
       }
-      assert.ok(!run.stdout.includes(readFileSync(join(folder, 'console.key'), 'utf8').trim()), 'the key is never printed');
+      assert.ok(
+        !run.stdout.includes(readFileSync(join(folder, 'console.key'), 'utf8').trim()),
+        'the key is never printed',
+      );
 
       // A folder holding another database's key is left alone.
       const other = join(dir, 'other');

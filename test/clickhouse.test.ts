@@ -8,7 +8,15 @@ import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import type { Knex } from 'knex';
 import { openDatabase, type Database } from '../db/database.ts';
-import { captureLogs, lanes, openTestDatabase, startConsole, testConfig, type Lane, type TestConsole } from './support/harness.ts';
+import {
+  captureLogs,
+  lanes,
+  openTestDatabase,
+  startConsole,
+  testConfig,
+  type Lane,
+  type TestConsole,
+} from './support/harness.ts';
 import { createTestPki } from './support/tls-certs.ts';
 
 const PING = fileURLToPath(new URL('./support/clickhouse-ping.ts', import.meta.url));
@@ -18,15 +26,22 @@ async function recordingProxy(target: string, tls?: { cert: Buffer; key: Buffer 
   const requests: { url: URL; headers: IncomingHttpHeaders; socket: Socket }[] = [];
   let inFlight = 0;
   let maxInFlight = 0;
-  const server = (tls ? https.createServer(tls) : http.createServer()).on('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
-    requests.push({ url: new URL(req.url!, 'http://proxy'), headers: req.headers, socket: req.socket });
-    maxInFlight = Math.max(maxInFlight, ++inFlight);
-    const upstream = http.request(new URL(req.url!, target), { method: req.method, headers: req.headers }, (answer) => {
-      res.writeHead(answer.statusCode!, answer.headers);
-      answer.pipe(res).on('finish', () => inFlight--);
-    });
-    req.pipe(upstream);
-  });
+  const server = (tls ? https.createServer(tls) : http.createServer()).on(
+    'request',
+    (req: http.IncomingMessage, res: http.ServerResponse) => {
+      requests.push({ url: new URL(req.url!, 'http://proxy'), headers: req.headers, socket: req.socket });
+      maxInFlight = Math.max(maxInFlight, ++inFlight);
+      const upstream = http.request(
+        new URL(req.url!, target),
+        { method: req.method, headers: req.headers },
+        (answer) => {
+          res.writeHead(answer.statusCode!, answer.headers);
+          answer.pipe(res).on('finish', () => inFlight--);
+        },
+      );
+      req.pipe(upstream);
+    },
+  );
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
   return {
@@ -43,7 +58,14 @@ async function recordingProxy(target: string, tls?: { cert: Buffer; key: Buffer 
 
 /** A port that accepts no connection: its listener is stopped and its backlog is full, so a connect just waits. */
 async function blackhole() {
-  const child = spawn(process.execPath, ['-e', "require('net').createServer().listen({ port: 0, host: '127.0.0.1', backlog: 1 }, function () { console.log(this.address().port) })"], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(
+    process.execPath,
+    [
+      '-e',
+      "require('net').createServer().listen({ port: 0, host: '127.0.0.1', backlog: 1 }, function () { console.log(this.address().port) })",
+    ],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
   const port = Number(String((await once(child.stdout!, 'data'))[0]).trim());
   process.kill(child.pid!, 'SIGSTOP');
   const fillers = Array.from({ length: 4 }, () => net.connect(port, '127.0.0.1').on('error', () => {}));
@@ -88,7 +110,10 @@ if (lane) {
         const on = open({ host: '127.0.0.1', port: proxy.port, max_execution_time: '7s', enable_compression: true });
         assert.deepEqual(await on.knex.raw('select currentDatabase() as db'), [{ db: url.pathname.slice(1) }]);
         const sent = proxy.requests.at(-1)!;
-        assert.equal(sent.headers.authorization, `Basic ${Buffer.from(`${url.username}:${url.password}`).toString('base64')}`);
+        assert.equal(
+          sent.headers.authorization,
+          `Basic ${Buffer.from(`${url.username}:${url.password}`).toString('base64')}`,
+        );
         assert.equal(sent.url.searchParams.get('database'), url.pathname.slice(1));
         assert.equal(sent.url.searchParams.get('max_execution_time'), '7');
         assert.equal(sent.url.searchParams.get('enable_http_compression'), '1');
@@ -113,7 +138,11 @@ if (lane) {
         assert.equal(proxy.requests.length, 0, 'nothing reached the server over an unverified connection');
         const database = testConfig(lane, { database: { host: 'https://127.0.0.1', port: proxy.port } }).database;
         // Not spawnSync: the proxy runs in this process.
-        const child = spawn(process.execPath, ['--import', 'tsx', PING], { env: { ...process.env, NODE_EXTRA_CA_CERTS: pki.caFile, PING_DATABASE: JSON.stringify(database) }, stdio: ['ignore', 'pipe', 'pipe'], timeout: 30_000 });
+        const child = spawn(process.execPath, ['--import', 'tsx', PING], {
+          env: { ...process.env, NODE_EXTRA_CA_CERTS: pki.caFile, PING_DATABASE: JSON.stringify(database) },
+          stdio: ['ignore', 'pipe', 'pipe'],
+          timeout: 30_000,
+        });
         let out = '';
         let err = '';
         child.stdout.on('data', (d: Buffer) => (out += d));
@@ -143,7 +172,10 @@ if (lane) {
       const hole = await blackhole();
       try {
         const t0 = performance.now();
-        await assert.rejects(open({ host: '127.0.0.1', port: hole.port, dial_timeout: '300ms' }).knex.raw('select 1'), /could not connect within 300 ms/);
+        await assert.rejects(
+          open({ host: '127.0.0.1', port: hole.port, dial_timeout: '300ms' }).knex.raw('select 1'),
+          /could not connect within 300 ms/,
+        );
         assert.ok(performance.now() - t0 < 2000);
       } finally {
         hole.close();
@@ -166,7 +198,11 @@ if (lane) {
         // Four statements each: the server version check, then three.
         assert.equal(await sequential({ max_idle_connections: 2 }), 1, 'one connection, reused');
         assert.equal(await sequential({ max_idle_connections: 0 }), 4, 'none kept idle: one each');
-        assert.equal(await sequential({ max_idle_connections: 2, max_connection_life_time: '1ms' }), 4, 'too old to reuse');
+        assert.equal(
+          await sequential({ max_idle_connections: 2, max_connection_life_time: '1ms' }),
+          4,
+          'too old to reuse',
+        );
       } finally {
         proxy.close();
       }
@@ -188,16 +224,41 @@ if (lane) {
       });
 
       test('values are escaped on this side and come back as written', async () => {
-        const texts = ["it's", 'back\\slash\\', 'new\nline\r\ttab', 'nul\0byte', '? and ?? and \\?', 'üñí 漢字 😀', "'); drop table x; --", ''];
+        const texts = [
+          "it's",
+          'back\\slash\\',
+          'new\nline\r\ttab',
+          'nul\0byte',
+          '? and ?? and \\?',
+          'üñí 漢字 😀',
+          "'); drop table x; --",
+          '',
+        ];
         const at = new Date('2024-02-29T23:59:58.123Z');
-        const rows = texts.map((text, i) => ({ id: `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`, text, n: i, flag: i % 2 === 0, at }));
+        const rows = texts.map((text, i) => ({
+          id: `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`,
+          text,
+          n: i,
+          flag: i % 2 === 0,
+          at,
+        }));
         await knex(scratch).insert(rows);
         const back = (await knex(scratch).orderBy('id')) as { text: string; n: number; flag: boolean; at: string }[];
-        assert.deepEqual(back.map((r) => r.text), texts);
-        assert.deepEqual(back.map((r) => r.flag), rows.map((r) => r.flag));
+        assert.deepEqual(
+          back.map((r) => r.text),
+          texts,
+        );
+        assert.deepEqual(
+          back.map((r) => r.flag),
+          rows.map((r) => r.flag),
+        );
         assert.equal(back[0]!.at, at.toISOString());
         assert.equal(((await knex(scratch).where('text', "it's").first('n')) as { n: number }).n, 0);
-        assert.equal(((await knex(scratch).count({ c: '*' })) as { c: unknown }[])[0]!.c, String(texts.length), '64-bit counts as strings, like pg');
+        assert.equal(
+          ((await knex(scratch).count({ c: '*' })) as { c: unknown }[])[0]!.c,
+          String(texts.length),
+          '64-bit counts as strings, like pg',
+        );
       });
 
       test('UPDATE and DELETE report the rows they changed, and the next read sees them', async () => {
@@ -216,10 +277,16 @@ if (lane) {
         const cases: [() => unknown, RegExp][] = [
           [() => knex(scratch).forUpdate().toSQL(), /forUpdate\(\) is not supported.*withLock/],
           [() => knex(scratch).forShare().toSQL(), /forShare\(\) is not supported/],
-          [() => knex(scratch).insert({ id: 'x' }).onConflict('id').ignore().toSQL(), /onConflict\(\) is not supported/],
+          [
+            () => knex(scratch).insert({ id: 'x' }).onConflict('id').ignore().toSQL(),
+            /onConflict\(\) is not supported/,
+          ],
           [() => knex(scratch).insert({ id: 'x' }).onConflict('id').merge().toSQL(), /onConflict\(\) is not supported/],
           [() => knex(scratch).upsert({ id: 'x' }).toSQL(), /Upsert is not yet supported/],
-          [() => knex(scratch).join('other', 'other.id', `${scratch}.id`).update({ n: 1 }).toSQL(), /update with a join is not supported.*sub-query/],
+          [
+            () => knex(scratch).join('other', 'other.id', `${scratch}.id`).update({ n: 1 }).toSQL(),
+            /update with a join is not supported.*sub-query/,
+          ],
           [() => knex(scratch).orderBy('id').limit(1).del().toSQL(), /delete with order or limit is not supported/],
         ];
         for (const [build, message] of cases) assert.throws(build, message);
@@ -238,7 +305,10 @@ if (lane) {
           /half-way/,
         );
         assert.ok(await knex(scratch).where({ id }).first());
-        assert.ok(lines.some((l) => /no transactions/.test(String(l.knex))), JSON.stringify(lines));
+        assert.ok(
+          lines.some((l) => /no transactions/.test(String(l.knex))),
+          JSON.stringify(lines),
+        );
       });
 
       test('server errors name the problem but never a value of the statement', async () => {
@@ -255,8 +325,16 @@ if (lane) {
     });
 
     test('tables follow their design: entities by id, logs by time, settings keep the newest version', async () => {
-      const tables = (await db.knex.raw('select name, engine, sorting_key from system.tables where database = currentDatabase() and name like ?', [`${db.options.tablePrefix}%`])) as { name: string; engine: string; sorting_key: string }[];
-      const design = Object.fromEntries(tables.map((r) => [r.name.slice(db.options.tablePrefix.length), `${r.engine}: ${r.sorting_key.replace(/^\((.*)\)$/, '$1')}`]));
+      const tables = (await db.knex.raw(
+        'select name, engine, sorting_key from system.tables where database = currentDatabase() and name like ?',
+        [`${db.options.tablePrefix}%`],
+      )) as { name: string; engine: string; sorting_key: string }[];
+      const design = Object.fromEntries(
+        tables.map((r) => [
+          r.name.slice(db.options.tablePrefix.length),
+          `${r.engine}: ${r.sorting_key.replace(/^\((.*)\)$/, '$1')}`,
+        ]),
+      );
       assert.equal(design.users, 'MergeTree: id');
       assert.equal(design.role_permissions, 'MergeTree: role_id, permission');
       assert.equal(design.settings, 'ReplacingMergeTree: key');

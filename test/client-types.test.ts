@@ -10,7 +10,10 @@ import { CLIENT_FILE, clientTypes } from '../tools/client-types.ts';
 type Same<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
 const inputsMatch: Same<RouterInputs, inferRouterInputs<AppRouter>> = true;
 const outputsMatch: Same<RouterOutputs, inferRouterOutputs<AppRouter>> = true;
-const errorsMatch: Same<ClientRouter['_def']['_config']['$types']['errorShape'], AppRouter['_def']['_config']['$types']['errorShape']> = true;
+const errorsMatch: Same<
+  ClientRouter['_def']['_config']['$types']['errorShape'],
+  AppRouter['_def']['_config']['$types']['errorShape']
+> = true;
 
 test('client.ts is what the router generates today (`npm run client-types` after changing a procedure)', () => {
   assert.ok(inputsMatch && outputsMatch && errorsMatch);

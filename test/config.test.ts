@@ -117,7 +117,10 @@ describe('config: defaults and sources', () => {
     const c = load({ configFile: file, config: { server: { port: 5555 } } });
     assert.equal(c.server.port, 5555);
     assert.equal(c.server.host, '10.0.0.1', 'keys the code does not give still come from the file');
-    assert.equal(load({ configFile: file, config: { server: { port: 5555 } }, env: { SERVER_PORT: '2222' } }).server.port, 2222);
+    assert.equal(
+      load({ configFile: file, config: { server: { port: 5555 } }, env: { SERVER_PORT: '2222' } }).server.port,
+      2222,
+    );
   });
 
   test('environment names of keys that contain underscores', () => {
@@ -153,7 +156,15 @@ describe('config: defaults and sources', () => {
   });
 
   test('lists and maps in a variable are JSON', () => {
-    const provider = { name: 'gitlab', client_id: 'id', client_secret: 'secret', auth_url: 'https://gitlab.example/oauth/authorize', token_url: 'https://gitlab.example/oauth/token', user_info_url: 'https://gitlab.example/api/v4/user', redirect_url: 'https://console.example/api/auth/oauth/gitlab/callback' };
+    const provider = {
+      name: 'gitlab',
+      client_id: 'id',
+      client_secret: 'secret',
+      auth_url: 'https://gitlab.example/oauth/authorize',
+      token_url: 'https://gitlab.example/oauth/token',
+      user_info_url: 'https://gitlab.example/api/v4/user',
+      redirect_url: 'https://console.example/api/auth/oauth/gitlab/callback',
+    };
     const c = load({
       env: {
         OAUTH_ENABLED: 'true',
@@ -178,23 +189,47 @@ describe('config: defaults and sources', () => {
   });
 
   test('retry: default enabled; a string "false" or false disables it', () => {
-    assert.deepEqual(load({ env: { TRACING_HTTP_ENDPOINT: 'c:4318' } }).tracing.http?.retry, { enabled: true, initial_interval: 5_000, max_interval: 30_000, max_elapsed_time: 60_000 });
-    assert.equal(load({ env: { TRACING_HTTP_ENDPOINT: 'c:4318', TRACING_HTTP_RETRY: 'false' } }).tracing.http?.retry.enabled, false);
-    assert.equal(load({ env: { TRACING_GRPC_ENDPOINT: 'c:4317', TRACING_GRPC_RETRY_ENABLED: 'false' } }).tracing.grpc?.retry.enabled, false);
-    const file = yamlFile('tracing:\n  http:\n    endpoint: c:4318\n    retry:\n      enabled: "false"\n      max_elapsed_time: 2m\n');
+    assert.deepEqual(load({ env: { TRACING_HTTP_ENDPOINT: 'c:4318' } }).tracing.http?.retry, {
+      enabled: true,
+      initial_interval: 5_000,
+      max_interval: 30_000,
+      max_elapsed_time: 60_000,
+    });
+    assert.equal(
+      load({ env: { TRACING_HTTP_ENDPOINT: 'c:4318', TRACING_HTTP_RETRY: 'false' } }).tracing.http?.retry.enabled,
+      false,
+    );
+    assert.equal(
+      load({ env: { TRACING_GRPC_ENDPOINT: 'c:4317', TRACING_GRPC_RETRY_ENABLED: 'false' } }).tracing.grpc?.retry
+        .enabled,
+      false,
+    );
+    const file = yamlFile(
+      'tracing:\n  http:\n    endpoint: c:4318\n    retry:\n      enabled: "false"\n      max_elapsed_time: 2m\n',
+    );
     const retry = load({ configFile: file }).tracing.http?.retry;
     assert.equal(retry?.enabled, false);
     assert.equal(retry?.max_elapsed_time, 120_000);
   });
 
   test('a comma-separated or YAML list of CORS origins', () => {
-    assert.deepEqual(load({ env: { SERVER_CORS_ORIGINS: 'https://a.example, https://b.example' } }).server.cors_origins, ['https://a.example', 'https://b.example']);
+    assert.deepEqual(
+      load({ env: { SERVER_CORS_ORIGINS: 'https://a.example, https://b.example' } }).server.cors_origins,
+      ['https://a.example', 'https://b.example'],
+    );
     const file = yamlFile('server:\n  cors_origins:\n    - https://a.example\n');
     assert.deepEqual(load({ configFile: file }).server.cors_origins, ['https://a.example']);
   });
 
   test('Go-style durations', () => {
-    const c = load({ env: { SERVER_READ_TIMEOUT: '1m30s', SERVER_WRITE_TIMEOUT: '500ms', JWT_EXPIRATION: '24h', SERVER_SHUTDOWN_TIMEOUT: '1h2m3s' } });
+    const c = load({
+      env: {
+        SERVER_READ_TIMEOUT: '1m30s',
+        SERVER_WRITE_TIMEOUT: '500ms',
+        JWT_EXPIRATION: '24h',
+        SERVER_SHUTDOWN_TIMEOUT: '1h2m3s',
+      },
+    });
     assert.equal(c.server.read_timeout, 90_000);
     assert.equal(c.server.write_timeout, 500);
     assert.equal(c.jwt.expiration, 86_400_000);
@@ -218,31 +253,54 @@ describe('config: defaults and sources', () => {
   });
 
   test('compression values', () => {
-    const compression = (value: unknown) => load({ config: { tracing: { grpc: { endpoint: 'c:4317', compression: value as never } } } }).tracing.grpc?.compression;
-    for (const on of [true, 'true', 1, '1', 'gzip']) assert.equal(compression(on), 'gzip', `compression ${JSON.stringify(on)}`);
-    for (const off of [false, 'false', 0, '0']) assert.equal(compression(off), 'none', `compression ${JSON.stringify(off)}`);
+    const compression = (value: unknown) =>
+      load({ config: { tracing: { grpc: { endpoint: 'c:4317', compression: value as never } } } }).tracing.grpc
+        ?.compression;
+    for (const on of [true, 'true', 1, '1', 'gzip'])
+      assert.equal(compression(on), 'gzip', `compression ${JSON.stringify(on)}`);
+    for (const off of [false, 'false', 0, '0'])
+      assert.equal(compression(off), 'none', `compression ${JSON.stringify(off)}`);
     assert.equal(load({ env: { TRACING_HTTP_ENDPOINT: 'c:4318' } }).tracing.http?.compression, 'none', 'default none');
-    assert.equal(load({ env: { TRACING_HTTP_ENDPOINT: 'c:4318', TRACING_HTTP_COMPRESSION: 'gzip' } }).tracing.http?.compression, 'gzip');
-    assert.match(failure({ env: { TRACING_HTTP_ENDPOINT: 'c:4318', TRACING_HTTP_COMPRESSION: 'zstd' } }), /tracing\.http\.compression.*gzip/);
+    assert.equal(
+      load({ env: { TRACING_HTTP_ENDPOINT: 'c:4318', TRACING_HTTP_COMPRESSION: 'gzip' } }).tracing.http?.compression,
+      'gzip',
+    );
+    assert.match(
+      failure({ env: { TRACING_HTTP_ENDPOINT: 'c:4318', TRACING_HTTP_COMPRESSION: 'zstd' } }),
+      /tracing\.http\.compression.*gzip/,
+    );
   });
 
   test('global.encrypt_key: 32 characters, 64 hex digits or base64 of 32 bytes', () => {
-    for (const ok of ['x'.repeat(32), 'ab'.repeat(32), Buffer.alloc(32, 7).toString('base64')]) assert.equal(load({ env: { GLOBAL_ENCRYPT_KEY: ok } }).global.encrypt_key, ok);
+    for (const ok of ['x'.repeat(32), 'ab'.repeat(32), Buffer.alloc(32, 7).toString('base64')])
+      assert.equal(load({ env: { GLOBAL_ENCRYPT_KEY: ok } }).global.encrypt_key, ok);
     assert.match(failure({ env: { GLOBAL_ENCRYPT_KEY: 'too-short' } }), /global\.encrypt_key.*32/);
   });
 });
 
 describe('config: mistakes are one line naming the key', () => {
   test('two tracing exporters: the error names both', () => {
-    const message = failure({ env: { TRACING_HTTP_ENDPOINT: 'c:4318', TRACING_ZIPKIN_ENDPOINT: 'http://zipkin:9411/api/v2/spans' } });
+    const message = failure({
+      env: { TRACING_HTTP_ENDPOINT: 'c:4318', TRACING_ZIPKIN_ENDPOINT: 'http://zipkin:9411/api/v2/spans' },
+    });
     assert.match(message, /http/);
     assert.match(message, /zipkin/);
   });
 
   test('tracing.grpc.service_config must hold a JSON object', () => {
-    assert.match(failure({ env: { TRACING_GRPC_ENDPOINT: 'c:4317', TRACING_GRPC_SERVICE_CONFIG: 'retry please' } }), /tracing\.grpc\.service_config.*JSON object/);
-    assert.match(failure({ env: { TRACING_GRPC_ENDPOINT: 'c:4317', TRACING_GRPC_SERVICE_CONFIG: '[1]' } }), /tracing\.grpc\.service_config/);
-    assert.equal(load({ env: { TRACING_GRPC_ENDPOINT: 'c:4317', TRACING_GRPC_SERVICE_CONFIG: '{"methodConfig":[]}' } }).tracing.grpc?.service_config, '{"methodConfig":[]}');
+    assert.match(
+      failure({ env: { TRACING_GRPC_ENDPOINT: 'c:4317', TRACING_GRPC_SERVICE_CONFIG: 'retry please' } }),
+      /tracing\.grpc\.service_config.*JSON object/,
+    );
+    assert.match(
+      failure({ env: { TRACING_GRPC_ENDPOINT: 'c:4317', TRACING_GRPC_SERVICE_CONFIG: '[1]' } }),
+      /tracing\.grpc\.service_config/,
+    );
+    assert.equal(
+      load({ env: { TRACING_GRPC_ENDPOINT: 'c:4317', TRACING_GRPC_SERVICE_CONFIG: '{"methodConfig":[]}' } }).tracing
+        .grpc?.service_config,
+      '{"methodConfig":[]}',
+    );
   });
 
   test('an unknown key in the file is named', () => {
@@ -278,14 +336,24 @@ describe('config: mistakes are one line naming the key', () => {
   test('a blank or fractional number in a variable is refused, not read as 0', () => {
     assert.match(failure({ env: { SERVER_PORT: ' ' } }), /server\.port/);
     assert.match(failure({ argv: ['--server.port', ''] }), /server\.port/);
-    assert.match(failure({ env: { DATABASE_MAX_OPEN_CONNECTIONS: 'seven' } }), /database\.max_open_connections.*whole number/);
+    assert.match(
+      failure({ env: { DATABASE_MAX_OPEN_CONNECTIONS: 'seven' } }),
+      /database\.max_open_connections.*whole number/,
+    );
   });
 
   test('clickhouse is single node: several hosts are refused in one line naming database.host', () => {
     for (const host of ['ch1,ch2', 'ch1 ch2', 'ch1;ch2']) {
-      assert.match(failure({ env: { DATABASE_DRIVER: 'clickhouse', DATABASE_HOST: host } }), /^config: database\.host: the clickhouse driver is single node/);
+      assert.match(
+        failure({ env: { DATABASE_DRIVER: 'clickhouse', DATABASE_HOST: host } }),
+        /^config: database\.host: the clickhouse driver is single node/,
+      );
     }
-    assert.equal(load({ env: { DATABASE_DRIVER: 'postgres', DATABASE_HOST: 'a,b' } }).database.host, 'a,b', 'other drivers judge their host themselves');
+    assert.equal(
+      load({ env: { DATABASE_DRIVER: 'postgres', DATABASE_HOST: 'a,b' } }).database.host,
+      'a,b',
+      'other drivers judge their host themselves',
+    );
   });
 
   test('a refused secret is named but never repeated', () => {
@@ -304,7 +372,12 @@ describe('config: mistakes are one line naming the key', () => {
 
   test('the CLI prints exactly one line naming the key and exits 1', () => {
     const cwd = tempDir();
-    const run = spawnSync(process.execPath, [...SOURCE_CLI, 'serve', '--server.port', 'abc'], { cwd, env: { PATH: process.env.PATH }, encoding: 'utf8', timeout: 30_000 });
+    const run = spawnSync(process.execPath, [...SOURCE_CLI, 'serve', '--server.port', 'abc'], {
+      cwd,
+      env: { PATH: process.env.PATH },
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
     assert.equal(run.status, 1, run.stderr);
     const lines = run.stderr.split('\n').filter((l) => l.trim() !== '');
     assert.equal(lines.length, 1, run.stderr);

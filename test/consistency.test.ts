@@ -6,7 +6,11 @@ import { assertError, createRole, createUser, ok, PASSWORD, startWithAdmin, uniq
 /** Answers of 50 requests sent at once: one may succeed, every other must be a clean 400 E4001. */
 function exactlyOneCreated(answers: Reply[]): void {
   const created = answers.filter((r) => r.status === 201);
-  assert.equal(created.length, 1, `created: ${created.length}; statuses ${[...new Set(answers.map((r) => r.status))].join(', ')}`);
+  assert.equal(
+    created.length,
+    1,
+    `created: ${created.length}; statuses ${[...new Set(answers.map((r) => r.status))].join(', ')}`,
+  );
   for (const r of answers.filter((a) => a.status !== 201)) assertError(r, 400, 'E4001', /already exists|taken/);
 }
 
@@ -29,7 +33,13 @@ for (const lane of lanes()) {
 
     test('50 concurrent creates of one username (in any case): one user, 49 × 400 E4001', async () => {
       const name = unique('same');
-      exactlyOneCreated(await concurrently(50, (i) => ({ username: i % 2 ? name : name.toUpperCase(), email: `${name}${i}@example.test`, password: PASSWORD })));
+      exactlyOneCreated(
+        await concurrently(50, (i) => ({
+          username: i % 2 ? name : name.toUpperCase(),
+          email: `${name}${i}@example.test`,
+          password: PASSWORD,
+        })),
+      );
       assert.equal(Number(await stored('users', 'username_key', name)), 1);
     });
 
@@ -41,7 +51,9 @@ for (const lane of lanes()) {
 
     test('50 concurrent creates of one role name: one role, 49 × 400 E4001', async () => {
       const name = unique('role');
-      exactlyOneCreated(await concurrently(50, () => ({ name, description: '', permissions: ['user:list'] }), '/api/roles'));
+      exactlyOneCreated(
+        await concurrently(50, () => ({ name, description: '', permissions: ['user:list'] }), '/api/roles'),
+      );
       assert.equal(Number(await stored('roles', 'name', name)), 1);
     });
 
@@ -60,15 +72,28 @@ for (const lane of lanes()) {
         await createUser(t, admin, { username: user.username });
 
         const role = await createRole(t, admin, ['user:list']);
-        ok(await t.request('PUT', `/api/roles/${role.id}`, { token: admin, body: { description: `round ${i}`, permissions: ['user:view'] } }));
+        ok(
+          await t.request('PUT', `/api/roles/${role.id}`, {
+            token: admin,
+            body: { description: `round ${i}`, permissions: ['user:view'] },
+          }),
+        );
         const changed = ok(await t.request('GET', `/api/roles/${role.id}`, { token: admin }));
         assert.deepEqual([changed.description, changed.permissions], [`round ${i}`, ['user:view']]);
         ok(await t.request('DELETE', `/api/roles/${role.id}`, { token: admin }));
         assertError(await t.request('GET', `/api/roles/${role.id}`, { token: admin }), 404, 'E4041');
 
-        ok(await t.request('PUT', '/api/system/settings', { token: admin, body: { session_idle_timeout_minutes: String(100 + i), login_failure_attempts: String(5 + i) } }));
+        ok(
+          await t.request('PUT', '/api/system/settings', {
+            token: admin,
+            body: { session_idle_timeout_minutes: String(100 + i), login_failure_attempts: String(5 + i) },
+          }),
+        );
         const settings = ok(await t.request('GET', '/api/system/settings', { token: admin }));
-        assert.deepEqual([settings.session_idle_timeout_minutes, settings.login_failure_attempts], [String(100 + i), String(5 + i)]);
+        assert.deepEqual(
+          [settings.session_idle_timeout_minutes, settings.login_failure_attempts],
+          [String(100 + i), String(5 + i)],
+        );
       }
     });
   });

@@ -20,7 +20,10 @@ function inFreshProcess(body: string): { formats: number; [key: string]: unknown
     const luxon = createRequire(createRequire(import.meta.url).resolve('cron-parser'))('luxon');
     const out = await (async () => { ${body} })();
     console.log(JSON.stringify({ formats, ...out }));`;
-  const child = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8', timeout: 60_000 });
+  const child = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
   assert.equal(child.status, 0, child.stderr);
   return JSON.parse(child.stdout.trim().split('\n').pop()!) as { formats: number };
 }
@@ -29,10 +32,16 @@ describe('cron fires', () => {
   test('the next fire after a time, in UTC and in a named zone', () => {
     const after = new Date('2026-03-28T12:00:00Z');
     assert.equal(nextCronFire('0 0 * * *', 'UTC', after).toISOString(), '2026-03-29T00:00:00.000Z');
-    assert.equal(nextCronFire('*/15 * * * *', 'UTC', new Date('2026-03-28T12:00:00Z')).toISOString(), '2026-03-28T12:15:00.000Z');
+    assert.equal(
+      nextCronFire('*/15 * * * *', 'UTC', new Date('2026-03-28T12:00:00Z')).toISOString(),
+      '2026-03-28T12:15:00.000Z',
+    );
     assert.equal(nextCronFire('30 * * * * *', 'UTC', after).toISOString(), '2026-03-28T12:00:30.000Z');
     // 03:00 in Berlin on the day clocks go forward (CEST, UTC+2).
-    assert.equal(nextCronFire('0 3 * * *', 'Europe/Berlin', new Date('2026-03-29T00:00:00Z')).toISOString(), '2026-03-29T01:00:00.000Z');
+    assert.equal(
+      nextCronFire('0 3 * * *', 'Europe/Berlin', new Date('2026-03-29T00:00:00Z')).toISOString(),
+      '2026-03-29T01:00:00.000Z',
+    );
   });
 
   test('a UTC schedule asks ICU for no locale, and leaves luxon settings as they were', () => {

@@ -23,23 +23,33 @@ function freshDatabase(lane: Lane) {
   return { ...lane.database(), table_prefix: `p${randomBytes(3).toString('hex')}_` };
 }
 
-const migrationRows = async (knex: Knex, table: string) => ((await knex(table).select('name')) as { name: string }[]).map((r) => r.name).sort();
+const migrationRows = async (knex: Knex, table: string) =>
+  ((await knex(table).select('name')) as { name: string }[]).map((r) => r.name).sort();
 
 for (const lane of lanes()) {
   describe(`database [${lane.name}]`, () => {
     test('three nodes starting together on a fresh schema all succeed and migrate it once', async () => {
       const database = freshDatabase(lane);
       const { logger, lines } = captureLogs('debug');
-      const results = await Promise.allSettled([0, 1, 2].map((i) => startConsole(lane, { database }, { logger }, { keepTables: i > 0 })));
+      const results = await Promise.allSettled(
+        [0, 1, 2].map((i) => startConsole(lane, { database }, { logger }, { keepTables: i > 0 })),
+      );
       const started = results.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
       try {
         for (const r of results) assert.equal(r.status, 'fulfilled', r.status === 'rejected' ? String(r.reason) : '');
         // Waiting for another node's migration lock is normal, not worth a warning.
-        assert.deepEqual(lines.filter((l) => (l.level as number) >= 40), []);
+        assert.deepEqual(
+          lines.filter((l) => (l.level as number) >= 40),
+          [],
+        );
         const { knex, t } = started[0]!.c.db;
         assert.deepEqual(await migrationRows(knex, t.migrations), migrations.map((m) => m.name).sort());
         const users = (await knex(t.users).select('username')) as { username: string }[];
-        assert.deepEqual(users.map((u) => u.username), ['admin'], 'one administrator');
+        assert.deepEqual(
+          users.map((u) => u.username),
+          ['admin'],
+          'one administrator',
+        );
         const roles = ((await knex(t.roles).select('name')) as { name: string }[]).map((r) => r.name).sort();
         assert.deepEqual(roles, ['admin', 'operator', 'viewer']);
         // Every node signs with the one shared secret: a token from one is accepted by the others.
@@ -120,7 +130,10 @@ for (const lane of lanes()) {
       try {
         const admin = await node.login();
         const secretPassword = 'Very-Secret-Password-42';
-        const created = await node.request('POST', '/api/users', { token: admin, body: { username: 'slowpoke', email: 'slowpoke@example.test', password: secretPassword } });
+        const created = await node.request('POST', '/api/users', {
+          token: admin,
+          body: { username: 'slowpoke', email: 'slowpoke@example.test', password: secretPassword },
+        });
         assert.equal(created.status, 201);
         const needle = 'needle-search-term-7x';
         assert.equal((await node.request('GET', `/api/users?search=${needle}`, { token: admin })).status, 200);
@@ -132,10 +145,16 @@ for (const lane of lanes()) {
           assert.equal(typeof l.sql, 'string');
           assert.equal(typeof l.duration_ms, 'number');
         }
-        assert.ok(slow.some((l) => /insert into/i.test(String(l.sql)) && String(l.sql).includes('users')), 'the user insert');
-        const hashes = ((await node.c.db.knex(node.c.db.t.users).select('password_hash')) as { password_hash: string }[]).map((r) => r.password_hash);
+        assert.ok(
+          slow.some((l) => /insert into/i.test(String(l.sql)) && String(l.sql).includes('users')),
+          'the user insert',
+        );
+        const hashes = (
+          (await node.c.db.knex(node.c.db.t.users).select('password_hash')) as { password_hash: string }[]
+        ).map((r) => r.password_hash);
         const text = JSON.stringify(lines);
-        for (const secret of [secretPassword, needle, 'slowpoke@example.test', ...hashes]) assert.ok(!text.includes(secret), `log contains ${secret.slice(0, 12)}…`);
+        for (const secret of [secretPassword, needle, 'slowpoke@example.test', ...hashes])
+          assert.ok(!text.includes(secret), `log contains ${secret.slice(0, 12)}…`);
       } finally {
         await node.close();
       }
@@ -148,7 +167,9 @@ for (const lane of lanes()) {
       const login = 'bound-value-7q@example.test';
       try {
         await knex.schema.renameTable(t.users, `${t.users}_away`);
-        const res = await node.request('POST', '/api/auth/login', { body: { username: login, password: 'Bound-Password-7q' } });
+        const res = await node.request('POST', '/api/auth/login', {
+          body: { username: login, password: 'Bound-Password-7q' },
+        });
         assert.equal(res.status, 500);
         assert.equal(res.body.code, 'E5001');
         assert.doesNotMatch(res.text, /select|users/i, 'no SQL in the answer');
@@ -170,7 +191,10 @@ for (const lane of lanes()) {
       const afterStart = lines.length;
       try {
         await node.login();
-        assert.deepEqual(lines.slice(afterStart).filter((l) => l.msg === 'slow query'), []);
+        assert.deepEqual(
+          lines.slice(afterStart).filter((l) => l.msg === 'slow query'),
+          [],
+        );
       } finally {
         await node.close();
       }
@@ -185,10 +209,16 @@ describe('failed start', () => {
     const before = process.getActiveResourcesInfo().length;
     // The GeoIP database is opened after the database and the change feed, so this start fails half-way.
     const config = testConfig(lanes()[0]!, { server: { geoip_db_path: '/nonexistent/geo.mmdb' } });
-    await assert.rejects(createConsole({ config, env: {}, logger: pino({ level: 'silent' }) }), /server\.geoip_db_path: cannot open/);
+    await assert.rejects(
+      createConsole({ config, env: {}, logger: pino({ level: 'silent' }) }),
+      /server\.geoip_db_path: cannot open/,
+    );
     // Earlier suites' connections may still be closing (the count can fall), and closing takes a few turns of
     // the event loop; a leak is a handle added that stays.
-    assert.ok(await until(() => process.getActiveResourcesInfo().length <= before, 1000), process.getActiveResourcesInfo().join(', '));
+    assert.ok(
+      await until(() => process.getActiveResourcesInfo().length <= before, 1000),
+      process.getActiveResourcesInfo().join(', '),
+    );
   });
 });
 
@@ -203,7 +233,9 @@ describe('database unavailable errors', () => {
       new Error('select 1 - Connection terminated unexpectedly'),
       coded('PROTOCOL_CONNECTION_LOST'),
       coded('ER_SERVER_SHUTDOWN'),
-      Object.assign(new Error('Knex: Timeout acquiring a connection. The pool is probably full.'), { name: 'KnexTimeoutError' }),
+      Object.assign(new Error('Knex: Timeout acquiring a connection. The pool is probably full.'), {
+        name: 'KnexTimeoutError',
+      }),
       // objection's wrapper, and tRPC's.
       Object.assign(new Error('wrapped'), { nativeError: coded('ECONNRESET') }),
       new TRPCError({ code: 'INTERNAL_SERVER_ERROR', cause: coded('ECONNREFUSED') }),

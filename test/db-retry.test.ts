@@ -31,10 +31,14 @@ describe('retryLost', () => {
     const reasons: RetryReason[] = [];
     let runs = 0;
     await assert.rejects(
-      retryLost(async () => {
-        runs++;
-        throw new Error('lost');
-      }, hooks(reasons), { attempts: 3, baseMs: 1, maxMs: 2 }),
+      retryLost(
+        async () => {
+          runs++;
+          throw new Error('lost');
+        },
+        hooks(reasons),
+        { attempts: 3, baseMs: 1, maxMs: 2 },
+      ),
       /lost/,
     );
     assert.equal(runs, 3);
@@ -82,7 +86,8 @@ for (const lane of lanes().filter((l) => l.name === 'postgres' || l.name === 'my
       await db.knex(table).insert(Array.from({ length: 10 }, (_, i) => ({ id: i + 1, n: 0 })));
     };
     const bump = (k: Knex, id: number) => k(table).where('id', id).increment('n', 1);
-    const counts = async () => ((await db.knex(table).orderBy('id').select('n')) as { n: number }[]).map((r) => Number(r.n));
+    const counts = async () =>
+      ((await db.knex(table).orderBy('id').select('n')) as { n: number }[]).map((r) => Number(r.n));
 
     /** Two transactions that each lock one row, wait for the other to hold its row, then ask for the other's. */
     function crossing(run: (first: number, second: number, meet: () => Promise<void>) => Promise<unknown>) {
@@ -135,7 +140,11 @@ for (const lane of lanes().filter((l) => l.name === 'postgres' || l.name === 'my
       );
       assert.deepEqual(reasons, ['deadlock']);
       assert.deepEqual(runs.sort(), [1, 2]);
-      assert.deepEqual((await counts()).slice(0, 2), [2, 2], 'each transaction applied once: the lost run left nothing');
+      assert.deepEqual(
+        (await counts()).slice(0, 2),
+        [2, 2],
+        'each transaction applied once: the lost run left nothing',
+      );
       assert.match(await registry.metrics(), /db_retries_total\{reason="deadlock"\} 1\b/);
     });
 

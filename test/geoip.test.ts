@@ -48,7 +48,20 @@ test('lookups against a GeoLite2-City-like fixture', async (t) => {
   assert.deepEqual(geo('89.160.20.112'), { country: 'SE' });
   assert.deepEqual(geo('2001:db8::1'), { country: 'FR', city: 'Paris' });
   // neighbours, private, loopback, malformed
-  for (const ip of ['81.2.70.1', '81.2.68.255', '10.0.0.1', '192.168.1.1', '127.0.0.1', '::1', '2001:db9::1', 'not-an-ip', '', '999.1.1.1', '::ffff:not-an-ip', '1.2.3.4/24']) {
+  for (const ip of [
+    '81.2.70.1',
+    '81.2.68.255',
+    '10.0.0.1',
+    '192.168.1.1',
+    '127.0.0.1',
+    '::1',
+    '2001:db9::1',
+    'not-an-ip',
+    '',
+    '999.1.1.1',
+    '::ffff:not-an-ip',
+    '1.2.3.4/24',
+  ]) {
     assert.equal(geo(ip), undefined, ip);
   }
 });
@@ -79,7 +92,16 @@ test('writer: IPv4-only tree, long strings, big and negative numbers', async (t)
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   const file = join(dir, 'v4.mmdb');
   const long = 'x'.repeat(70_000);
-  const data = { s: 'é'.repeat(200), m: 'y'.repeat(300), long, big: 4_000_000_000, neg: -5, pi: 3.25, ok: true, list: [1, 'a', []] };
+  const data = {
+    s: 'é'.repeat(200),
+    m: 'y'.repeat(300),
+    long,
+    big: 4_000_000_000,
+    neg: -5,
+    pi: 3.25,
+    ok: true,
+    list: [1, 'a', []],
+  };
   writeMmdb(file, [{ cidr: '1.2.3.4/32', data }], { ipVersion: 4, databaseType: 'Test' });
   const reader = await maxmind.open<Record<string, unknown> & CityResponse>(file);
   assert.equal(reader.metadata.ipVersion, 4);

@@ -74,12 +74,20 @@ async function rawConnection(port: number) {
     send: (path: string) => socket.write(`GET ${path} HTTP/1.1\r\nHost: x\r\nConnection: keep-alive\r\n\r\n`),
     /** Resolves once `count` answers have come in full (each with a Content-Length). */
     answers: async (count: number) => {
-      while ((text.match(/HTTP\/1\.1 \d{3} /g) ?? []).length < count || !/\r\n\r\n[^]*[}\]]$/.test(text)) await new Promise((r) => setTimeout(r, 5));
+      while ((text.match(/HTTP\/1\.1 \d{3} /g) ?? []).length < count || !/\r\n\r\n[^]*[}\]]$/.test(text))
+        await new Promise((r) => setTimeout(r, 5));
     },
   };
 }
 
-const LEAKS = [/\bat .+:\d+:\d+/, /node_modules/, /\/(work|home|tmp|srv|usr)\//, /\bselect\b|\binsert into\b|\bfrom\s+["`]?t/i, /sqlite|postgres|mysql|knex|fastify|FST_|zod/i, /Error:/];
+const LEAKS = [
+  /\bat .+:\d+:\d+/,
+  /node_modules/,
+  /\/(work|home|tmp|srv|usr)\//,
+  /\bselect\b|\binsert into\b|\bfrom\s+["`]?t/i,
+  /sqlite|postgres|mysql|knex|fastify|FST_|zod/i,
+  /Error:/,
+];
 
 /** An error answer: the expected envelope, and nothing internal in it. */
 function assertErrorEnvelope(res: Reply, status: number, code: string): void {
@@ -130,15 +138,23 @@ for (const lane of lanes()) {
 
     test('CORS preflight allows Authorization, Accept-Language and X-Scope-OrgID from any origin by default', async () => {
       const res = await t.request('OPTIONS', '/api/users', {
-        headers: { origin: 'https://admin.example', 'access-control-request-method': 'PUT', 'access-control-request-headers': 'authorization,accept-language,x-scope-orgid,content-type' },
+        headers: {
+          origin: 'https://admin.example',
+          'access-control-request-method': 'PUT',
+          'access-control-request-headers': 'authorization,accept-language,x-scope-orgid,content-type',
+        },
       });
       assert.ok(res.status === 204 || res.status === 200, String(res.status));
       assert.equal(res.headers['access-control-allow-origin'], '*');
       const allowed = String(res.headers['access-control-allow-headers']).toLowerCase();
-      for (const h of ['authorization', 'accept-language', 'x-scope-orgid', 'content-type']) assert.ok(allowed.includes(h), `${h} in ${allowed}`);
+      for (const h of ['authorization', 'accept-language', 'x-scope-orgid', 'content-type'])
+        assert.ok(allowed.includes(h), `${h} in ${allowed}`);
       assert.match(String(res.headers['access-control-allow-methods']), /PUT/);
       assert.equal(res.headers['access-control-allow-credentials'], undefined, 'no credentials with *');
-      const simple = await t.request('GET', '/api/auth/me', { token: admin, headers: { origin: 'https://admin.example' } });
+      const simple = await t.request('GET', '/api/auth/me', {
+        token: admin,
+        headers: { origin: 'https://admin.example' },
+      });
       assert.equal(simple.headers['access-control-allow-origin'], '*');
     });
 
@@ -167,7 +183,14 @@ for (const lane of lanes()) {
       assertErrorEnvelope(await t.request('POST', '/api/roles', { token: admin, raw: big }), 400, 'E4001');
       assertErrorEnvelope(await t.request('POST', '/api/auth/login', { body: [{ username: 'admin' }] }), 400, 'E4001');
       assertErrorEnvelope(await t.request('POST', '/api/auth/login', { body: 'admin' }), 400, 'E4001');
-      assertErrorEnvelope(await t.request('POST', '/api/auth/login', { raw: 'username=admin', headers: { 'content-type': 'application/x-www-form-urlencoded' } }), 400, 'E4001');
+      assertErrorEnvelope(
+        await t.request('POST', '/api/auth/login', {
+          raw: 'username=admin',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        }),
+        400,
+        'E4001',
+      );
       // The size limit holds outside /api too, still without fastify's own error body.
       assertErrorEnvelope(await t.request('POST', '/trpc/auth.login', { raw: big }), 400, 'E4001');
     });
@@ -176,15 +199,27 @@ for (const lane of lanes()) {
       const res = await t.request('POST', '/api/roles', { token: admin, body: { name: 'a\u0000b', permissions: [] } });
       assertErrorEnvelope(res, 400, 'E4001');
       assert.match(res.body.err, /^name: /);
-      const nested = await t.request('POST', '/api/organizations', { token: admin, body: { name: 'org', description: 'x\u0000' } });
+      const nested = await t.request('POST', '/api/organizations', {
+        token: admin,
+        body: { name: 'org', description: 'x\u0000' },
+      });
       assertErrorEnvelope(nested, 400, 'E4001');
       assert.match(nested.body.err, /^description: /);
-      assertErrorEnvelope(await t.request('GET', `/api/users?search=${encodeURIComponent('a\u0000')}`, { token: admin }), 400, 'E4001');
+      assertErrorEnvelope(
+        await t.request('GET', `/api/users?search=${encodeURIComponent('a\u0000')}`, { token: admin }),
+        400,
+        'E4001',
+      );
       // The same on /trpc, for a mutation and a query: nothing is stored.
       const roleName = `nul-${Date.now()}`;
       const viaTrpc = [
-        await t.request('POST', '/trpc/roles.create', { token: admin, body: { name: `${roleName}\u0000`, permissions: [] } }),
-        await t.request('GET', `/trpc/users.list?input=${encodeURIComponent(JSON.stringify({ search: 'a\u0000' }))}`, { token: admin }),
+        await t.request('POST', '/trpc/roles.create', {
+          token: admin,
+          body: { name: `${roleName}\u0000`, permissions: [] },
+        }),
+        await t.request('GET', `/trpc/users.list?input=${encodeURIComponent(JSON.stringify({ search: 'a\u0000' }))}`, {
+          token: admin,
+        }),
       ];
       for (const res of viaTrpc) {
         assert.equal(res.status, 400, res.text);
@@ -207,7 +242,13 @@ for (const lane of lanes()) {
           ['POST', '/trpc/auth.login', { body: { username: 5 } }, 400, 'E4001'],
           ['GET', '/trpc/auth.login', {}, 404, 'E4041'],
           ['GET', '/trpc/no.such.procedure', {}, 404, 'E4041'],
-          ['GET', `/trpc/users.get?input=${encodeURIComponent(JSON.stringify({ id: 'not-a-uuid' }))}`, { token: admin }, 400, 'E4001'],
+          [
+            'GET',
+            `/trpc/users.get?input=${encodeURIComponent(JSON.stringify({ id: 'not-a-uuid' }))}`,
+            { token: admin },
+            400,
+            'E4001',
+          ],
         ];
         for (const [method, url, opts, status, code] of cases) {
           const res = await t.request(method, url, opts);
@@ -222,7 +263,10 @@ for (const lane of lanes()) {
     });
 
     test('without server.trust_proxy, X-Forwarded-For is ignored', async () => {
-      await t.request('POST', '/api/auth/login', { body: { username: 'admin', password: 'wrong-password' }, headers: { 'x-forwarded-for': '203.0.113.9' } });
+      await t.request('POST', '/api/auth/login', {
+        body: { username: 'admin', password: 'wrong-password' },
+        headers: { 'x-forwarded-for': '203.0.113.9' },
+      });
       const logs = await t.request('GET', '/api/audit-logs?action=login_failed', { token: admin });
       assert.equal(logs.status, 200, logs.text);
       assert.ok(logs.body.data.length >= 1);
@@ -237,7 +281,17 @@ for (const lane of lanes()) {
     let admin: string;
     before(async () => {
       // Short enough to test the timeout against a 1 s handler, long enough for real requests on a loaded machine (ClickHouse).
-      t = await startConsole(lane, { server: { trust_proxy: true, cors_origins: ['https://admin.example', 'https://ops.example'], write_timeout: '400ms' } }, { logger: logs.logger });
+      t = await startConsole(
+        lane,
+        {
+          server: {
+            trust_proxy: true,
+            cors_origins: ['https://admin.example', 'https://ops.example'],
+            write_timeout: '400ms',
+          },
+        },
+        { logger: logs.logger },
+      );
       addSlowRoute(t.c.http);
       admin = await t.login();
     });
@@ -245,16 +299,34 @@ for (const lane of lanes()) {
 
     test('server.cors_origins restricts which origins are allowed', async () => {
       const preflight = (origin: string) =>
-        t.request('OPTIONS', '/api/users', { headers: { origin, 'access-control-request-method': 'GET', 'access-control-request-headers': 'authorization' } });
-      assert.equal((await preflight('https://ops.example')).headers['access-control-allow-origin'], 'https://ops.example');
-      assert.equal((await preflight('https://admin.example')).headers['access-control-allow-origin'], 'https://admin.example');
+        t.request('OPTIONS', '/api/users', {
+          headers: {
+            origin,
+            'access-control-request-method': 'GET',
+            'access-control-request-headers': 'authorization',
+          },
+        });
+      assert.equal(
+        (await preflight('https://ops.example')).headers['access-control-allow-origin'],
+        'https://ops.example',
+      );
+      assert.equal(
+        (await preflight('https://admin.example')).headers['access-control-allow-origin'],
+        'https://admin.example',
+      );
       assert.equal((await preflight('https://evil.example')).headers['access-control-allow-origin'], undefined);
-      const simple = await t.request('GET', '/api/auth/me', { token: admin, headers: { origin: 'https://evil.example' } });
+      const simple = await t.request('GET', '/api/auth/me', {
+        token: admin,
+        headers: { origin: 'https://evil.example' },
+      });
       assert.equal(simple.headers['access-control-allow-origin'], undefined);
     });
 
     test('server.trust_proxy: X-Forwarded-For gives the client IP', async () => {
-      await t.request('POST', '/api/auth/login', { body: { username: 'admin', password: 'wrong-password' }, headers: { 'x-forwarded-for': '203.0.113.9' } });
+      await t.request('POST', '/api/auth/login', {
+        body: { username: 'admin', password: 'wrong-password' },
+        headers: { 'x-forwarded-for': '203.0.113.9' },
+      });
       const logs = await t.request('GET', '/api/audit-logs?action=login_failed', { token: admin });
       assert.equal(logs.status, 200, logs.text);
       assert.equal(logs.body.data[0].ip, '203.0.113.9');
@@ -298,12 +370,21 @@ for (const lane of lanes()) {
       trpcError(await t.request('POST', '/trpc/auth.login', { raw: login(deepArray(10_000)) }), 'password');
       const search = encodeURIComponent(`{"search":${deepArray(10_000)}}`);
       trpcError(await t.request('GET', `/trpc/users.list?input=${search}`, { token: admin }), 'search');
-      const batchGet = await t.request('GET', `/trpc/users.list,users.list?batch=1&input=${encodeURIComponent(`{"0":{"search":${deepArray(10_000)}},"1":{}}`)}`, { token: admin });
+      const batchGet = await t.request(
+        'GET',
+        `/trpc/users.list,users.list?batch=1&input=${encodeURIComponent(`{"0":{"search":${deepArray(10_000)}},"1":{}}`)}`,
+        { token: admin },
+      );
       assert.equal(batchGet.body[0].error.appCode, 'E4001', batchGet.text);
       assert.match(batchGet.body[0].error.err, /^search: /);
       assert.equal(batchGet.body[1].result.data.total >= 1, true, batchGet.text);
-      const batchPost = await t.request('POST', '/trpc/auth.login,auth.login?batch=1', { raw: `{"0":${login(deepArray(10_000))},"1":${deepObject(10_000)}}` });
-      for (const [i, field] of [[0, 'password'], [1, 'a']] as const) {
+      const batchPost = await t.request('POST', '/trpc/auth.login,auth.login?batch=1', {
+        raw: `{"0":${login(deepArray(10_000))},"1":${deepObject(10_000)}}`,
+      });
+      for (const [i, field] of [
+        [0, 'password'],
+        [1, 'a'],
+      ] as const) {
         assert.equal(batchPost.body[i].error.appCode, 'E4001', batchPost.text);
         assert.match(batchPost.body[i].error.err, new RegExp(`^${field}: .*64`));
       }
@@ -317,7 +398,11 @@ for (const lane of lanes()) {
       assert.equal((await t.request('GET', '/trpc/auth.me')).status, 401);
       assert.equal((await t.request('POST', '/trpc/auth.login', { body: { username: 5 } })).status, 400);
       assert.equal((await t.request('GET', '/trpc/no.such.procedure')).status, 404);
-      assert.equal((await t.request('POST', '/trpc/roles.create', { token: admin, body: { name: 'x\u0000', permissions: [] } })).status, 400);
+      assert.equal(
+        (await t.request('POST', '/trpc/roles.create', { token: admin, body: { name: 'x\u0000', permissions: [] } }))
+          .status,
+        400,
+      );
       assert.deepEqual(serverErrors().slice(before), []);
     });
 
@@ -346,7 +431,12 @@ for (const lane of lanes()) {
     after(async () => owner.close());
 
     const node = async (shutdown: string) => {
-      const n = await startConsole(lane, { database: owner.database, server: { shutdown_timeout: shutdown, write_timeout: '1m' } }, {}, { keepTables: true });
+      const n = await startConsole(
+        lane,
+        { database: owner.database, server: { shutdown_timeout: shutdown, write_timeout: '1m' } },
+        {},
+        { keepTables: true },
+      );
       const slow = addSlowRoute(n.c.http);
       const { port } = await n.c.listen();
       return { n, slow, url: `http://127.0.0.1:${port}` };
@@ -356,7 +446,11 @@ for (const lane of lanes()) {
       const { n, slow, url } = await node('5s');
       try {
         const arrived = slow.arrived();
-        const inFlight = fetch(`${url}/api/test/slow?ms=500`).then(async (r) => ({ status: r.status, body: (await r.json()) as { data: { slept: number } }, at: Date.now() }));
+        const inFlight = fetch(`${url}/api/test/slow?ms=500`).then(async (r) => ({
+          status: r.status,
+          body: (await r.json()) as { data: { slept: number } },
+          at: Date.now(),
+        }));
         await arrived;
         let closedAt = 0;
         const closing = n.c.close().then(() => (closedAt = Date.now()));
@@ -397,7 +491,12 @@ for (const lane of lanes()) {
     });
 
     test('close() answers every request sent before it, even unread; refuses new connections; 503s new requests on kept-alive ones', async () => {
-      const n = await startConsole(lane, { database: owner.database, server: { shutdown_timeout: '20s', write_timeout: '1m' } }, {}, { keepTables: true });
+      const n = await startConsole(
+        lane,
+        { database: owner.database, server: { shutdown_timeout: '20s', write_timeout: '1m' } },
+        {},
+        { keepTables: true },
+      );
       const held = addHeldRoute(n.c.http);
       const { port } = await n.c.listen();
       try {
@@ -408,7 +507,12 @@ for (const lane of lanes()) {
         for (const c of inFlight) c.send('/api/test/held');
         await held.arrived(3);
         const fresh = await Promise.all([0, 1, 2].map(() => rawConnection(port)));
-        while ((await new Promise<number>((resolve, reject) => n.c.http.server.getConnections((e, count) => (e ? reject(e) : resolve(count))))) < 7) await new Promise((r) => setTimeout(r, 5));
+        while (
+          (await new Promise<number>((resolve, reject) =>
+            n.c.http.server.getConnections((e, count) => (e ? reject(e) : resolve(count))),
+          )) < 7
+        )
+          await new Promise((r) => setTimeout(r, 5));
         // Sent, and close() begun, in one go: the server has not read these requests yet when it starts to drain.
         fresh[0]!.send('/api/test/held');
         fresh[1]!.send('/readyz');
@@ -476,7 +580,10 @@ for (const lane of lanes()) {
 describe('output validation', () => {
   test('a procedure answering outside its output schema is a 500 without details, not a 400', async () => {
     const zodError = z.object({ id: z.uuid() }).safeParse({ id: 'x' }).error!;
-    const output = toErrorBody(new TRPCError({ code: 'INTERNAL_SERVER_ERROR', message: 'Output validation failed', cause: zodError }), 'en');
+    const output = toErrorBody(
+      new TRPCError({ code: 'INTERNAL_SERVER_ERROR', message: 'Output validation failed', cause: zodError }),
+      'en',
+    );
     assert.deepEqual(output, { status: 500, code: 'E5001', err: 'internal error' });
     const input = toErrorBody(new TRPCError({ code: 'BAD_REQUEST', cause: zodError }), 'en');
     assert.equal(input.status, 400);
@@ -517,6 +624,10 @@ describe('nesting depth', () => {
     assert.throws(() => guardInput({ ok: 1, a: deep }), /^Error: a: .*64/);
     let limit: unknown = 'x\u0000';
     for (let i = 0; i < MAX_JSON_DEPTH - 1; i++) limit = [limit];
-    assert.throws(() => guardInput(limit), /^Error: 0\.0\.0.*NUL/, 'the deepest level allowed is still walked for NUL characters');
+    assert.throws(
+      () => guardInput(limit),
+      /^Error: 0\.0\.0.*NUL/,
+      'the deepest level allowed is still walked for NUL characters',
+    );
   });
 });

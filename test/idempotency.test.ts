@@ -1,7 +1,11 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
-import { claimIdempotencyKey, deleteExpiredIdempotencyKeys, readIdempotencyKey } from '../db/repositories/idempotency-keys.ts';
+import {
+  claimIdempotencyKey,
+  deleteExpiredIdempotencyKeys,
+  readIdempotencyKey,
+} from '../db/repositories/idempotency-keys.ts';
 import { requestHashOf, sha256 } from '../routers/common/idempotency.ts';
 import { assertError, ok, PASSWORD, unique } from './support/identity.ts';
 import { lanes, startConsole, type Reply, type TestConsole } from './support/harness.ts';
@@ -15,7 +19,8 @@ for (const lane of lanes()) {
   describe(`Idempotency-Key [${lane.name}]`, () => {
     let t: TestConsole;
     let admin: string;
-    const usersNamed = async (name: string) => ok<unknown[]>(await t.request('GET', `/api/users?search=${name}`, { token: admin })).length;
+    const usersNamed = async (name: string) =>
+      ok<unknown[]>(await t.request('GET', `/api/users?search=${name}`, { token: admin })).length;
 
     before(async () => {
       t = await startConsole(lane);
@@ -26,7 +31,11 @@ for (const lane of lanes()) {
     test('a repeated user create answers the first answer and creates one user', async () => {
       const name = unique();
       const key = randomUUID();
-      const first = await t.request('POST', '/api/users', { token: admin, body: userBody(name), headers: { [KEY]: key } });
+      const first = await t.request('POST', '/api/users', {
+        token: admin,
+        body: userBody(name),
+        headers: { [KEY]: key },
+      });
       const user = ok(first, 201);
       assert.equal(replayed(first), undefined);
       // The same input with its keys in another order and other spacing is the same request.
@@ -46,20 +55,45 @@ for (const lane of lanes()) {
       const name = unique();
       ok(await t.request('POST', '/api/users', { token: admin, body: userBody(name), headers: { [KEY]: key } }), 201);
       const other = unique();
-      assertError(await t.request('POST', '/api/users', { token: admin, body: userBody(other), headers: { [KEY]: key } }), 400, 'E4001', /^Idempotency-Key: /);
+      assertError(
+        await t.request('POST', '/api/users', { token: admin, body: userBody(other), headers: { [KEY]: key } }),
+        400,
+        'E4001',
+        /^Idempotency-Key: /,
+      );
       assert.equal(await usersNamed(other), 0);
       // The same body on another route is another request too.
-      assertError(await t.request('POST', '/api/roles', { token: admin, body: { name: other, permissions: [] }, headers: { [KEY]: key } }), 400, 'E4001', /^Idempotency-Key: /);
+      assertError(
+        await t.request('POST', '/api/roles', {
+          token: admin,
+          body: { name: other, permissions: [] },
+          headers: { [KEY]: key },
+        }),
+        400,
+        'E4001',
+        /^Idempotency-Key: /,
+      );
     });
 
     test('a malformed key is 400 E4001 naming the header', async () => {
       for (const key of ['', 'has space', 'x'.repeat(256), 'naïve']) {
         const name = unique();
-        const res = await t.request('POST', '/api/users', { token: admin, body: userBody(name), headers: { [KEY]: key } });
+        const res = await t.request('POST', '/api/users', {
+          token: admin,
+          body: userBody(name),
+          headers: { [KEY]: key },
+        });
         assertError(res, 400, 'E4001', /^Idempotency-Key: must be 1 to 255/);
         assert.equal(await usersNamed(name), 0);
       }
-      ok(await t.request('POST', '/api/users', { token: admin, body: userBody(unique()), headers: { [KEY]: 'A-z_0.9:~+/='.padEnd(255, 'k') } }), 201);
+      ok(
+        await t.request('POST', '/api/users', {
+          token: admin,
+          body: userBody(unique()),
+          headers: { [KEY]: 'A-z_0.9:~+/='.padEnd(255, 'k') },
+        }),
+        201,
+      );
     });
 
     test('a deterministic 4xx is kept and replayed; the key is per user', async () => {
@@ -76,13 +110,27 @@ for (const lane of lanes()) {
       const a = await t.userWith(['user:export', 'task:list']);
       const b = await t.userWith(['user:export', 'task:list']);
       const key = randomUUID();
-      const first = ok(await t.request('POST', '/api/authorization/users/export', { token: a.token, body: {}, headers: { [KEY]: key } }));
-      const again = await t.request('POST', '/api/authorization/users/export', { token: a.token, body: {}, headers: { [KEY]: key } });
+      const first = ok(
+        await t.request('POST', '/api/authorization/users/export', {
+          token: a.token,
+          body: {},
+          headers: { [KEY]: key },
+        }),
+      );
+      const again = await t.request('POST', '/api/authorization/users/export', {
+        token: a.token,
+        body: {},
+        headers: { [KEY]: key },
+      });
       assert.equal(ok(again).id, first.id);
       assert.equal(replayed(again), 'true');
       assert.equal(ok<unknown[]>(await t.request('GET', '/api/tasks', { token: a.token })).length, 1);
 
-      const theirs = await t.request('POST', '/api/authorization/users/export', { token: b.token, body: {}, headers: { [KEY]: key } });
+      const theirs = await t.request('POST', '/api/authorization/users/export', {
+        token: b.token,
+        body: {},
+        headers: { [KEY]: key },
+      });
       assert.notEqual(ok(theirs).id, first.id);
       assert.equal(replayed(theirs), undefined);
       assert.equal(ok<unknown[]>(await t.request('GET', '/api/tasks', { token: b.token })).length, 1);
@@ -90,8 +138,16 @@ for (const lane of lanes()) {
 
     test('a schedule trigger with a key runs once', async () => {
       const key = randomUUID();
-      const first = ok(await t.request('POST', '/api/task-schedules/session-cleanup/trigger', { token: admin, headers: { [KEY]: key } }));
-      const again = await t.request('POST', '/api/task-schedules/session-cleanup/trigger', { token: admin, headers: { [KEY]: key } });
+      const first = ok(
+        await t.request('POST', '/api/task-schedules/session-cleanup/trigger', {
+          token: admin,
+          headers: { [KEY]: key },
+        }),
+      );
+      const again = await t.request('POST', '/api/task-schedules/session-cleanup/trigger', {
+        token: admin,
+        headers: { [KEY]: key },
+      });
       assert.equal(ok(again).id, first.id);
       assert.equal(replayed(again), 'true');
     });
@@ -142,7 +198,11 @@ for (const lane of lanes()) {
       assert.equal(trpc.status, 200, trpc.text);
       assert.notEqual(trpc.body.result.data.token, one.body.data.token);
       // Other methods than POST ignore it as well.
-      assert.equal((await t.request('PUT', '/api/system/settings', { token: admin, body: {}, headers: { [KEY]: 'not a key' } })).status, 200);
+      assert.equal(
+        (await t.request('PUT', '/api/system/settings', { token: admin, body: {}, headers: { [KEY]: 'not a key' } }))
+          .status,
+        200,
+      );
     });
 
     test('a claim still running makes a repeat wait, then 400; a lapsed one (its node died) is taken over', async () => {
@@ -150,15 +210,30 @@ for (const lane of lanes()) {
       const name = unique();
       const body = userBody(name);
       const key = randomUUID();
-      const claim = { userId, keyHash: sha256(key), requestHash: requestHashOf('users.create', undefined, body), claimId: randomUUID() };
+      const claim = {
+        userId,
+        keyHash: sha256(key),
+        requestHash: requestHashOf('users.create', undefined, body),
+        claimId: randomUUID(),
+      };
       assert.deepEqual(await claimIdempotencyKey(t.c.db, { ...claim, leaseMs: 60_000 }), { claimed: true });
       const t0 = Date.now();
-      assertError(await t.request('POST', '/api/users', { token: admin, body, headers: { [KEY]: key } }), 400, 'E4001', /still running/);
+      assertError(
+        await t.request('POST', '/api/users', { token: admin, body, headers: { [KEY]: key } }),
+        400,
+        'E4001',
+        /still running/,
+      );
       assert.ok(Date.now() - t0 >= 1000, 'waited for the first request (half of the 10 s write timeout is 5 s)');
       assert.equal(await usersNamed(name), 0);
 
       const lapsedKey = randomUUID();
-      await claimIdempotencyKey(t.c.db, { ...claim, keyHash: sha256(lapsedKey), claimId: randomUUID(), leaseMs: -1000 });
+      await claimIdempotencyKey(t.c.db, {
+        ...claim,
+        keyHash: sha256(lapsedKey),
+        claimId: randomUUID(),
+        leaseMs: -1000,
+      });
       const res = await t.request('POST', '/api/users', { token: admin, body, headers: { [KEY]: lapsedKey } });
       ok(res, 201);
       assert.equal(replayed(res), undefined);
@@ -167,8 +242,20 @@ for (const lane of lanes()) {
 
     test('the clean-up deletes answers and claims past their time', async () => {
       const userId = randomUUID();
-      await claimIdempotencyKey(t.c.db, { userId, keyHash: sha256('old'), requestHash: 'x', claimId: randomUUID(), leaseMs: -1000 });
-      await claimIdempotencyKey(t.c.db, { userId, keyHash: sha256('live'), requestHash: 'x', claimId: randomUUID(), leaseMs: 60_000 });
+      await claimIdempotencyKey(t.c.db, {
+        userId,
+        keyHash: sha256('old'),
+        requestHash: 'x',
+        claimId: randomUUID(),
+        leaseMs: -1000,
+      });
+      await claimIdempotencyKey(t.c.db, {
+        userId,
+        keyHash: sha256('live'),
+        requestHash: 'x',
+        claimId: randomUUID(),
+        leaseMs: 60_000,
+      });
       assert.equal(await deleteExpiredIdempotencyKeys(t.c.db, new Date()), 1);
       assert.equal(await readIdempotencyKey(t.c.db, userId, sha256('old')), undefined);
       assert.ok(await readIdempotencyKey(t.c.db, userId, sha256('live')));
@@ -176,7 +263,8 @@ for (const lane of lanes()) {
 
     test('the OpenAPI document lists the header on authenticated POSTs outside /auth', async () => {
       const doc = (await t.request('GET', '/api/openapi.json')).body;
-      const names = (method: string, path: string) => (doc.paths[path][method].parameters ?? []).map((p: object) => resolveRef(doc, p).name);
+      const names = (method: string, path: string) =>
+        (doc.paths[path][method].parameters ?? []).map((p: object) => resolveRef(doc, p).name);
       assert.ok(names('post', '/users').includes(KEY));
       assert.ok(names('post', '/authorization/users/export').includes(KEY));
       assert.ok(doc.paths['/users'].post.responses['201'].headers['Idempotent-Replayed']);
@@ -187,7 +275,11 @@ for (const lane of lanes()) {
 
     test('browsers may send the header and read the replay mark (CORS)', async () => {
       const preflight = await t.request('OPTIONS', '/api/users', {
-        headers: { origin: 'https://admin.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization,content-type,idempotency-key' },
+        headers: {
+          origin: 'https://admin.example',
+          'access-control-request-method': 'POST',
+          'access-control-request-headers': 'authorization,content-type,idempotency-key',
+        },
       });
       assert.match(String(preflight.headers['access-control-allow-headers']), /Idempotency-Key/i);
       const key = randomUUID();

@@ -26,7 +26,14 @@ function tmp(t: { after: (fn: () => void) => void }): string {
 
 function make(over: Partial<LoggerOptions> = {}) {
   const out = sink();
-  const logger = createLogger({ level: 'info', format: 'json', path: '', mode: 'release', destination: out.stream, ...over });
+  const logger = createLogger({
+    level: 'info',
+    format: 'json',
+    path: '',
+    mode: 'release',
+    destination: out.stream,
+    ...over,
+  });
   return { logger, out };
 }
 
@@ -72,7 +79,10 @@ test('logfmt: level, ISO time, quoted msg, flattened keys', () => {
 
 test('logfmt: quoting and escaping keep one line per entry', () => {
   const { logger, out } = make({ format: 'logfmt' });
-  logger.info({ q: 'say "hi"', eq: 'a=b', nl: 'two\nlines', bs: 'C:\\dir', plain: 'simple', arr: [1, 'x'] }, 'multi\nline "msg"');
+  logger.info(
+    { q: 'say "hi"', eq: 'a=b', nl: 'two\nlines', bs: 'C:\\dir', plain: 'simple', arr: [1, 'x'] },
+    'multi\nline "msg"',
+  );
   logger.info('single');
   const text = out.text();
   assert.equal(text.split('\n').length, 3); // two entries + trailing newline
@@ -105,7 +115,10 @@ test('level filtering: debug hidden at info, shown at debug', () => {
   const info = make({ level: 'info' });
   info.logger.debug('hidden');
   info.logger.info('shown');
-  assert.deepEqual(info.out.lines().map((l) => (JSON.parse(l) as { msg: string }).msg), ['shown']);
+  assert.deepEqual(
+    info.out.lines().map((l) => (JSON.parse(l) as { msg: string }).msg),
+    ['shown'],
+  );
 
   const warn = make({ level: 'warn', format: 'logfmt' });
   warn.logger.info('hidden');
@@ -176,7 +189,10 @@ test('redaction: secrets never reach any sink in any format', (t) => {
       const dir = tmp(t);
       const { logger, out } = make({ mode, format, path: dir, level: 'debug' });
       logger.info(SECRETS, 'login');
-      logger.debug({ token: 'tok-123', user: { password: 'pw-456', secret: 'sec-789' }, headers: { authorization: 'Basic abc' } }, 'more');
+      logger.debug(
+        { token: 'tok-123', user: { password: 'pw-456', secret: 'sec-789' }, headers: { authorization: 'Basic abc' } },
+        'more',
+      );
       const texts = [out.text(), readFileSync(join(dir, 'console.log'), 'utf8')];
       for (const text of texts) {
         for (const secret of ['hunter2', 'Bearer x', 'tok-123', 'pw-456', 'sec-789', 'Basic abc']) {

@@ -9,7 +9,10 @@ test('the entry read least recently goes first, whatever its place when it was r
   for (const key of ['c', 'a', 'b']) cache.get(key);
   cache.set('e', 4);
   assert.equal(cache.get('d'), undefined);
-  assert.deepEqual(['a', 'b', 'c', 'e'].map((key) => cache.get(key)), [0, 1, 2, 4]);
+  assert.deepEqual(
+    ['a', 'b', 'c', 'e'].map((key) => cache.get(key)),
+    [0, 1, 2, 4],
+  );
 });
 
 test('a full cache taking a new key per call keeps the newest `max`', () => {

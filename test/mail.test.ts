@@ -9,7 +9,14 @@ import { startMailServer, type MailServer } from './support/mail-server.ts';
 const ROOT = 'https://console.example.com';
 const PASSWORD = 'user-password-1';
 /** A local server without AUTH; the password is required by PUT but never used. */
-const smtpBody = (port: number) => ({ host: '127.0.0.1', port, username: '', password: 'unused', from_email: 'console@example.com', use_tls: false });
+const smtpBody = (port: number) => ({
+  host: '127.0.0.1',
+  port,
+  username: '',
+  password: 'unused',
+  from_email: 'console@example.com',
+  use_tls: false,
+});
 
 for (const lane of lanes()) {
   describe(`system emails [${lane.name}]`, () => {
@@ -20,7 +27,10 @@ for (const lane of lanes()) {
 
     const createUser = async (extra: Record<string, unknown> = {}) => {
       const name = `mailuser${++n}`;
-      const res = await t.request('POST', '/api/users', { token: admin, body: { username: name, email: `${name}@example.com`, password: PASSWORD, ...extra } });
+      const res = await t.request('POST', '/api/users', {
+        token: admin,
+        body: { username: name, email: `${name}@example.com`, password: PASSWORD, ...extra },
+      });
       assert.equal(res.status, 201, res.text);
       return res.body.data as { id: string; username: string; email: string };
     };
@@ -30,9 +40,12 @@ for (const lane of lanes()) {
       await action();
       return mail.next(before);
     };
-    const setSettings = (body: Record<string, string>) => t.request('PUT', '/api/system/settings', { token: admin, body });
-    const resetRequest = (email: string, headers?: Record<string, string>) => t.request('POST', '/api/auth/password-reset/request', { body: { email }, headers });
-    const confirm = (token: string, password: string) => t.request('POST', '/api/auth/password-reset/confirm', { body: { token, password } });
+    const setSettings = (body: Record<string, string>) =>
+      t.request('PUT', '/api/system/settings', { token: admin, body });
+    const resetRequest = (email: string, headers?: Record<string, string>) =>
+      t.request('POST', '/api/auth/password-reset/request', { body: { email }, headers });
+    const confirm = (token: string, password: string) =>
+      t.request('POST', '/api/auth/password-reset/confirm', { body: { token, password } });
     const login = (body: Record<string, string>) => t.request('POST', '/api/auth/login', { body });
     const tokenIn = (text: string) => /token=([\w%-]+)/.exec(text)?.[1] ?? assert.fail(`no token in ${text}`);
     const codeIn = (text: string) => /\b(\d{6})\b/.exec(text)?.[1] ?? assert.fail(`no code in ${text}`);
@@ -76,7 +89,9 @@ for (const lane of lanes()) {
       assert.equal(reused.status, 400);
       assert.equal(reused.body.code, 'E4001');
       assert.equal((await confirm('made-up-token', 'another-password-2')).status, 400);
-      const audit = await t.request('GET', `/api/audit-logs?action=password_reset&user_id=${user.id}`, { token: admin });
+      const audit = await t.request('GET', `/api/audit-logs?action=password_reset&user_id=${user.id}`, {
+        token: admin,
+      });
       assert.equal(audit.body.data.length, 1);
     });
 
@@ -85,7 +100,10 @@ for (const lane of lanes()) {
       const first = decodeURIComponent(tokenIn((await mailAfter(() => resetRequest(user.email))).text));
       const second = decodeURIComponent(tokenIn((await mailAfter(() => resetRequest(user.email))).text));
       assert.equal((await confirm(first, 'brand-new-password')).status, 400, 'the older link ended');
-      await t.c.db.knex(t.c.db.t.userTokens).where({ user_id: user.id }).update({ expires_at: t.c.db.dialect.toDbTime(new Date(Date.now() - 1000)) });
+      await t.c.db
+        .knex(t.c.db.t.userTokens)
+        .where({ user_id: user.id })
+        .update({ expires_at: t.c.db.dialect.toDbTime(new Date(Date.now() - 1000)) });
       const expired = await confirm(second, 'brand-new-password');
       assert.equal(expired.status, 400);
       assert.equal(expired.body.code, 'E4001');
@@ -102,26 +120,41 @@ for (const lane of lanes()) {
       assert.equal(challenge.body.data.token, undefined);
       assert.deepEqual(received.to, [user.email]);
       const code = codeIn(received.text);
-      const wrong = await login({ mfa_token: challenge.body.data.mfa_token, mfa_code: code === '000000' ? '111111' : '000000' });
+      const wrong = await login({
+        mfa_token: challenge.body.data.mfa_token,
+        mfa_code: code === '000000' ? '111111' : '000000',
+      });
       assert.equal(wrong.status, 401);
       assert.equal(wrong.body.code, 'E4011');
       const done = await login({ mfa_token: challenge.body.data.mfa_token, mfa_code: code });
       assert.equal(done.status, 200, done.text);
       const me = await t.request('GET', '/api/auth/me', { token: done.body.data.token });
       assert.equal(me.body.data.username, user.username);
-      assert.equal((await login({ mfa_token: challenge.body.data.mfa_token, mfa_code: code })).status, 401, 'a code works once');
+      assert.equal(
+        (await login({ mfa_token: challenge.body.data.mfa_token, mfa_code: code })).status,
+        401,
+        'a code works once',
+      );
     });
 
     test('MFA: the attempt limit ends the challenge even for the right code; an expired code is refused', async () => {
       const user = await createUser({ mfa_enabled: true });
       let challenge: any;
-      const code = codeIn((await mailAfter(async () => (challenge = await login({ username: user.username, password: PASSWORD })))).text);
+      const code = codeIn(
+        (await mailAfter(async () => (challenge = await login({ username: user.username, password: PASSWORD })))).text,
+      );
       const wrongCode = code === '000000' ? '111111' : '000000';
-      for (let i = 0; i < 5; i++) assert.equal((await login({ mfa_token: challenge.body.data.mfa_token, mfa_code: wrongCode })).status, 401);
+      for (let i = 0; i < 5; i++)
+        assert.equal((await login({ mfa_token: challenge.body.data.mfa_token, mfa_code: wrongCode })).status, 401);
       assert.equal((await login({ mfa_token: challenge.body.data.mfa_token, mfa_code: code })).status, 401);
 
-      const code2 = codeIn((await mailAfter(async () => (challenge = await login({ username: user.username, password: PASSWORD })))).text);
-      await t.c.db.knex(t.c.db.t.userTokens).where({ user_id: user.id, purpose: 'mfa' }).update({ expires_at: t.c.db.dialect.toDbTime(new Date(Date.now() - 1000)) });
+      const code2 = codeIn(
+        (await mailAfter(async () => (challenge = await login({ username: user.username, password: PASSWORD })))).text,
+      );
+      await t.c.db
+        .knex(t.c.db.t.userTokens)
+        .where({ user_id: user.id, purpose: 'mfa' })
+        .update({ expires_at: t.c.db.dialect.toDbTime(new Date(Date.now() - 1000)) });
       assert.equal((await login({ mfa_token: challenge.body.data.mfa_token, mfa_code: code2 })).status, 401);
     });
 
@@ -133,10 +166,14 @@ for (const lane of lanes()) {
         const welcome = await mailAfter(() => createUser());
         assert.match(welcome.subject, /Welcome to Console/);
         assert.ok(welcome.text.includes(ROOT));
-        assert.equal(mail.received.slice(before).some((m) => m.to.includes(quiet.email)), false);
+        assert.equal(
+          mail.received.slice(before).some((m) => m.to.includes(quiet.email)),
+          false,
+        );
 
         const locked = await mailAfter(async () => {
-          for (let i = 0; i < 2; i++) assert.equal((await login({ username: quiet.username, password: 'wrong-password' })).status, 401);
+          for (let i = 0; i < 2; i++)
+            assert.equal((await login({ username: quiet.username, password: 'wrong-password' })).status, 401);
         });
         assert.deepEqual(locked.to, [quiet.email]);
         assert.match(locked.subject, /locked/);
@@ -150,14 +187,31 @@ for (const lane of lanes()) {
 
     test('zh-CN: Accept-Language picks the language of errors; emails follow the locale stored at login', async () => {
       const user = await createUser();
-      const zh = await t.request('POST', '/api/auth/login', { body: { username: user.username, password: 'wrong-password' }, headers: { 'accept-language': 'zh' } });
+      const zh = await t.request('POST', '/api/auth/login', {
+        body: { username: user.username, password: 'wrong-password' },
+        headers: { 'accept-language': 'zh' },
+      });
       assert.equal(zh.body.code, 'E4011');
       assert.equal(zh.body.err, '用户名或密码错误');
-      const fr = await t.request('POST', '/api/auth/login', { body: { username: user.username, password: 'wrong-password' }, headers: { 'accept-language': 'fr-FR, zh-TW;q=0.5' } });
+      const fr = await t.request('POST', '/api/auth/login', {
+        body: { username: user.username, password: 'wrong-password' },
+        headers: { 'accept-language': 'fr-FR, zh-TW;q=0.5' },
+      });
       assert.equal(fr.body.err, '用户名或密码错误', 'zh-TW falls back to zh-CN by language');
-      const en = await t.request('POST', '/api/auth/login', { body: { username: user.username, password: 'wrong-password' }, headers: { 'accept-language': 'fr' } });
+      const en = await t.request('POST', '/api/auth/login', {
+        body: { username: user.username, password: 'wrong-password' },
+        headers: { 'accept-language': 'fr' },
+      });
       assert.equal(en.body.err, 'invalid username or password');
-      assert.equal((await t.request('POST', '/api/auth/login', { body: { username: user.username, password: PASSWORD }, headers: { 'accept-language': 'zh-CN' } })).status, 200);
+      assert.equal(
+        (
+          await t.request('POST', '/api/auth/login', {
+            body: { username: user.username, password: PASSWORD },
+            headers: { 'accept-language': 'zh-CN' },
+          })
+        ).status,
+        200,
+      );
       // Sent without any Accept-Language: the stored locale decides.
       const received = await mailAfter(() => resetRequest(user.email));
       assert.match(received.subject, /重置您的密码/);
@@ -186,12 +240,19 @@ for (const lane of lanes()) {
       writeFileSync(join(folder, 'welcome.subject'), 'Hi {username}, from {service}\n');
       writeFileSync(join(folder, 'welcome.html'), '<p>Start at <a href="{link}">{service}</a></p>');
       const mail = await startMailServer('plain');
-      const t = await startConsole(lane, { global: { encrypt_key: 'k'.repeat(32) }, server: { root_url: ROOT }, mail: { template_path: folder } });
+      const t = await startConsole(lane, {
+        global: { encrypt_key: 'k'.repeat(32) },
+        server: { root_url: ROOT },
+        mail: { template_path: folder },
+      });
       try {
         const admin = await t.login();
         await t.request('PUT', '/api/system/settings/smtp', { token: admin, body: smtpBody(mail.port) });
         await t.request('PUT', '/api/system/settings', { token: admin, body: { welcome_email_enabled: 'true' } });
-        await t.request('POST', '/api/users', { token: admin, body: { username: 'templated', email: 'templated@example.com', password: PASSWORD } });
+        await t.request('POST', '/api/users', {
+          token: admin,
+          body: { username: 'templated', email: 'templated@example.com', password: PASSWORD },
+        });
         const received = await mail.next(0);
         assert.equal(received.subject, 'Hi templated, from Console');
         assert.match(received.html, /<a href="https:\/\/console\.example\.com\/">Console<\/a>/);

@@ -41,15 +41,25 @@ for (const lane of lanes()) {
     });
 
     test('a settings change on A holds on B within 2 s', async () => {
-      const read = async () => (await b.request('GET', '/api/system/settings', { token: adminB })).body.data.password_min_length;
+      const read = async () =>
+        (await b.request('GET', '/api/system/settings', { token: adminB })).body.data.password_min_length;
       assert.equal(await read(), '8');
-      assert.equal((await a.request('PUT', '/api/system/settings', { token: adminA, body: { password_min_length: '20' } })).status, 200);
+      assert.equal(
+        (await a.request('PUT', '/api/system/settings', { token: adminA, body: { password_min_length: '20' } })).status,
+        200,
+      );
       await within(2000, 'setting on B', async () => (await read()) === '20');
       // The typed value B's rules use has changed too, not only the map it serves.
-      const short = await b.request('POST', '/api/users', { token: adminB, body: { username: 'feedshort', email: 'feedshort@example.test', password: 'only-15-chars!!' } });
+      const short = await b.request('POST', '/api/users', {
+        token: adminB,
+        body: { username: 'feedshort', email: 'feedshort@example.test', password: 'only-15-chars!!' },
+      });
       assert.equal(short.status, 400);
       assert.equal(short.body.code, 'E4001');
-      assert.equal((await a.request('PUT', '/api/system/settings', { token: adminA, body: { password_min_length: '8' } })).status, 200);
+      assert.equal(
+        (await a.request('PUT', '/api/system/settings', { token: adminA, body: { password_min_length: '8' } })).status,
+        200,
+      );
       await within(2000, 'setting back on B', async () => (await read()) === '8');
     });
 
@@ -61,15 +71,26 @@ for (const lane of lanes()) {
       const onA = await a.request('GET', '/api/users', { token: u.token });
       assert.equal(onA.status, 401);
       assert.equal(onA.body.code, 'E4012');
-      await within(2000, 'disabled user on B', async () => (await b.request('GET', '/api/users', { token: u.token })).body.code === 'E4012');
+      await within(
+        2000,
+        'disabled user on B',
+        async () => (await b.request('GET', '/api/users', { token: u.token })).body.code === 'E4012',
+      );
     });
 
     test('a permission removed on A is refused on B within 2 s', async () => {
       const u = await a.userWith(['user:list']);
       assert.equal((await b.request('GET', '/api/users', { token: u.token })).status, 200);
       const role = (await a.request('GET', '/api/auth/me', { token: u.token })).body.data.roles[0].id as string;
-      assert.equal((await a.request('PUT', `/api/roles/${role}`, { token: adminA, body: { permissions: [] } })).status, 200);
-      await within(2000, 'permission change on B', async () => (await b.request('GET', '/api/users', { token: u.token })).body.code === 'E4031');
+      assert.equal(
+        (await a.request('PUT', `/api/roles/${role}`, { token: adminA, body: { permissions: [] } })).status,
+        200,
+      );
+      await within(
+        2000,
+        'permission change on B',
+        async () => (await b.request('GET', '/api/users', { token: u.token })).body.code === 'E4031',
+      );
     });
 
     test('GET /auth/me on B shows a role and profile change made on A within 2 s (it is answered from the identity cache)', async () => {
@@ -77,24 +98,54 @@ for (const lane of lanes()) {
       const before = (await b.request('GET', '/api/auth/me', { token: u.token })).body.data;
       assert.deepEqual(before.permissions, ['user:list']);
       const role = before.roles[0].id as string;
-      assert.equal((await a.request('PUT', `/api/roles/${role}`, { token: adminA, body: { permissions: ['user:list', 'user:view'] } })).status, 200);
-      assert.equal((await a.request('PUT', `/api/users/${u.id}`, { token: adminA, body: { full_name: 'Renamed On A' } })).status, 200);
+      assert.equal(
+        (
+          await a.request('PUT', `/api/roles/${role}`, {
+            token: adminA,
+            body: { permissions: ['user:list', 'user:view'] },
+          })
+        ).status,
+        200,
+      );
+      assert.equal(
+        (await a.request('PUT', `/api/users/${u.id}`, { token: adminA, body: { full_name: 'Renamed On A' } })).status,
+        200,
+      );
       await within(2000, 'me on B', async () => {
         const me = (await b.request('GET', '/api/auth/me', { token: u.token })).body.data;
-        return me.full_name === 'Renamed On A' && me.permissions.join() === 'user:list,user:view' && me.roles[0].permissions.join() === 'user:list,user:view';
+        return (
+          me.full_name === 'Renamed On A' &&
+          me.permissions.join() === 'user:list,user:view' &&
+          me.roles[0].permissions.join() === 'user:list,user:view'
+        );
       });
     });
 
     test('a user search on B finds a user created on A and loses one deleted on A within 2 s (B searches kept keys)', async () => {
-      const search = async (term: string) => (await b.request('GET', `/api/users?search=${term}`, { token: adminB })).body as { total: number; data: { id: string }[] };
+      const search = async (term: string) =>
+        (await b.request('GET', `/api/users?search=${term}`, { token: adminB })).body as {
+          total: number;
+          data: { id: string }[];
+        };
       const marker = `kx${Date.now().toString(36)}`;
       assert.equal((await search(marker)).total, 0, 'B has loaded the keys of the live users');
-      const created = await a.request('POST', '/api/users', { token: adminA, body: { username: `${marker}one`, email: `${marker}@example.test`, password: 'a-long-password-1' } });
+      const created = await a.request('POST', '/api/users', {
+        token: adminA,
+        body: { username: `${marker}one`, email: `${marker}@example.test`, password: 'a-long-password-1' },
+      });
       assert.equal(created.status, 201, created.text);
       // A term B has not been asked for: no cached page stands between it and the keys.
-      await within(2000, 'new user in a search on B', async () => (await search(`${marker}on`)).data[0]?.id === created.body.data.id);
+      await within(
+        2000,
+        'new user in a search on B',
+        async () => (await search(`${marker}on`)).data[0]?.id === created.body.data.id,
+      );
       assert.equal((await a.request('DELETE', `/api/users/${created.body.data.id}`, { token: adminA })).status, 200);
-      await within(2000, 'deleted user gone from a search on B', async () => (await search(`${marker.toUpperCase()}O`)).total === 0);
+      await within(
+        2000,
+        'deleted user gone from a search on B',
+        async () => (await search(`${marker.toUpperCase()}O`)).total === 0,
+      );
     });
 
     test('logout on A rejects the token on B within 2 s', async () => {
@@ -112,7 +163,9 @@ for (const lane of lanes()) {
       await knex.schema.renameTable(t.settings, `${t.settings}_away`);
       try {
         await a.c.services.feed.publish('settings');
-        await within(2000, 'reload failure logged on B', async () => logsB.lines.some((l) => l.msg === 'change listener failed' && l.channel === 'settings'));
+        await within(2000, 'reload failure logged on B', async () =>
+          logsB.lines.some((l) => l.msg === 'change listener failed' && l.channel === 'settings'),
+        );
       } finally {
         await knex.schema.renameTable(`${t.settings}_away`, t.settings);
       }

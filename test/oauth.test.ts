@@ -11,8 +11,17 @@ import { mapProfile, readPath } from '../routers/oauth/field-mapping.ts';
 import { captureLogs, lanes, startConsole, type Reply, type TestConsole } from './support/harness.ts';
 import { assertError, createUser, ok, unique } from './support/identity.ts';
 import {
-  approve, browse, closedPort, devInteractionForm, freePort, startMockProvider, startOidcProvider, startSilentServer,
-  type MockProvider, type OidcProvider, type ProviderUrls,
+  approve,
+  browse,
+  closedPort,
+  devInteractionForm,
+  freePort,
+  startMockProvider,
+  startOidcProvider,
+  startSilentServer,
+  type MockProvider,
+  type OidcProvider,
+  type ProviderUrls,
 } from './support/oauth-providers.ts';
 
 const JWT_SECRET = 'oauth-test-jwt-secret-0123456789';
@@ -52,11 +61,19 @@ for (const lane of lanes()) {
       silent = await startSilentServer();
       const port = await freePort();
       base = `http://127.0.0.1:${port}`;
-      oidc = await startOidcProvider({ ...CLIENT, redirectUris: ['oidc', 'oidclate'].map((name) => `${base}/api/auth/oauth/${name}/callback`) }, {
-        alice: { email: 'alice@example.test', email_verified: true, name: 'Alice Admin', preferred_username: 'alice' },
-        bob: { email: 'bob@example.test', email_verified: true, preferred_username: 'bob' },
-        carol: { email: 'carol@example.test', email_verified: true, preferred_username: 'carol' },
-      });
+      oidc = await startOidcProvider(
+        { ...CLIENT, redirectUris: ['oidc', 'oidclate'].map((name) => `${base}/api/auth/oauth/${name}/callback`) },
+        {
+          alice: {
+            email: 'alice@example.test',
+            email_verified: true,
+            name: 'Alice Admin',
+            preferred_username: 'alice',
+          },
+          bob: { email: 'bob@example.test', email_verified: true, preferred_username: 'bob' },
+          carol: { email: 'carol@example.test', email_verified: true, preferred_username: 'carol' },
+        },
+      );
       latePort = await freePort();
       // Discovery only: no endpoint addresses. Roles and the avatar are claims only an ID token may carry here.
       const openid = (name: string, issuer: string): Provider => ({
@@ -86,9 +103,18 @@ for (const lane of lanes()) {
             role_field: 'groups',
           }),
           provider('strict', mock.urls),
-          provider('post', mock.urls, { client_id: POST_CLIENT.id, client_secret: POST_CLIENT.secret, token_auth_method: 'client_secret_post', auto_create_user: true }),
+          provider('post', mock.urls, {
+            client_id: POST_CLIENT.id,
+            client_secret: POST_CLIENT.secret,
+            token_auth_method: 'client_secret_post',
+            auto_create_user: true,
+          }),
           provider('wrongsecret', mock.urls, { client_secret: 'not-the-secret', auto_create_user: true }),
-          provider('down', { ...mock.urls, token_url: `http://127.0.0.1:${await closedPort()}/token` }, { auto_create_user: true }),
+          provider(
+            'down',
+            { ...mock.urls, token_url: `http://127.0.0.1:${await closedPort()}/token` },
+            { auto_create_user: true },
+          ),
           provider('slow', { ...mock.urls, token_url: `${silent.url}/token` }, { auto_create_user: true }),
           openid('oidc', oidc.issuer),
           openid('oidclate', `http://127.0.0.1:${latePort}`),
@@ -97,11 +123,21 @@ for (const lane of lanes()) {
       };
       t = await startConsole(
         lane,
-        { server: { port }, jwt: { secret: JWT_SECRET }, oauth, tracing: { file: { path: join(mkdtempSync(join(tmpdir(), 'oauth-spans-')), 'spans.jsonl') } } },
+        {
+          server: { port },
+          jwt: { secret: JWT_SECRET },
+          oauth,
+          tracing: { file: { path: join(mkdtempSync(join(tmpdir(), 'oauth-spans-')), 'spans.jsonl') } },
+        },
         { logger: logs.logger },
       );
       await t.c.listen();
-      node2 = await startConsole(lane, { database: t.database, server: { root_url: ROOT_URL }, jwt: { secret: JWT_SECRET }, oauth }, {}, { keepTables: true });
+      node2 = await startConsole(
+        lane,
+        { database: t.database, server: { root_url: ROOT_URL }, jwt: { secret: JWT_SECRET }, oauth },
+        {},
+        { keepTables: true },
+      );
       admin = await t.login();
     });
     after(async () => {
@@ -120,10 +156,20 @@ for (const lane of lanes()) {
       // provider's folder) also holds when a proxy serves the API under a prefix.
       assert.doesNotMatch(String(res.headers['set-cookie']), /path=/i);
       const cookie = String(res.headers['set-cookie']).split(';', 1)[0]!;
-      return { location, cookie, code: back.searchParams.get('code'), state: back.searchParams.get('state')!, error: back.searchParams.get('error') };
+      return {
+        location,
+        cookie,
+        code: back.searchParams.get('code'),
+        state: back.searchParams.get('state')!,
+        error: back.searchParams.get('error'),
+      };
     }
-    const postCallback = (node: TestConsole, name: string, body: Record<string, unknown>, headers?: Record<string, string>) =>
-      node.request('POST', `/api/auth/oauth/${name}/callback`, { body, headers });
+    const postCallback = (
+      node: TestConsole,
+      name: string,
+      body: Record<string, unknown>,
+      headers?: Record<string, string>,
+    ) => node.request('POST', `/api/auth/oauth/${name}/callback`, { body, headers });
     /** A browser logging in as `login` at the OpenID provider through `name`: the callback's answer. */
     async function oidcLogin(login: string, name = 'oidc'): Promise<Reply> {
       const res = await browse(`${base}/api/auth/oauth/${name}/authorize`, devInteractionForm(login));
@@ -133,14 +179,23 @@ for (const lane of lanes()) {
       const { code, state } = await authorizeAt(node, name);
       return postCallback(node, name, { code, state });
     }
-    const userCount = async () => (await t.request('GET', '/api/users?page_size=1', { token: admin })).body.total as number;
-    const links = (provider: string, subject: string) => t.c.db.knex(t.c.db.t.oauthIdentities).where({ provider, subject }).select('user_id');
-    const audit = async (action: string, query = '') => ok<any[]>(await t.request('GET', `/api/audit-logs?action=${action}&page_size=100${query}`, { token: admin }));
+    const userCount = async () =>
+      (await t.request('GET', '/api/users?page_size=1', { token: admin })).body.total as number;
+    const links = (provider: string, subject: string) =>
+      t.c.db.knex(t.c.db.t.oauthIdentities).where({ provider, subject }).select('user_id');
+    const audit = async (action: string, query = '') =>
+      ok<any[]>(await t.request('GET', `/api/audit-logs?action=${action}&page_size=100${query}`, { token: admin }));
 
     test('providers are listed without secrets; an unknown provider is 404 E4041', async () => {
       const list = ok<any[]>(await t.request('GET', '/api/auth/oauth/providers'));
-      assert.deepEqual(list.find((p) => p.name === 'mock'), { name: 'mock', display_name: 'Mock', icon_url: 'https://icons.example/mock.svg' });
-      assert.deepEqual(list.find((p) => p.name === 'strict'), { name: 'strict', display_name: 'strict', icon_url: null });
+      assert.deepEqual(
+        list.find((p) => p.name === 'mock'),
+        { name: 'mock', display_name: 'Mock', icon_url: 'https://icons.example/mock.svg' },
+      );
+      assert.deepEqual(
+        list.find((p) => p.name === 'strict'),
+        { name: 'strict', display_name: 'strict', icon_url: null },
+      );
       for (const secret of [CLIENT.secret, POST_CLIENT.secret]) assert.ok(!JSON.stringify(list).includes(secret));
       assertError(await t.request('GET', '/api/auth/oauth/nope/authorize'), 404, 'E4041');
       assertError(await postCallback(t, 'nope', { code: 'c', state: 's' }), 404, 'E4041');
@@ -160,9 +215,13 @@ for (const lane of lanes()) {
       assert.equal(q.get('code_challenge_method'), 'S256');
       assert.match(q.get('code_challenge')!, /^[A-Za-z0-9_-]{43}$/);
       const claims = decodeJwt(q.get('state')!);
-      assert.ok(claims.exp! - claims.iat! > 0 && claims.exp! - claims.iat! <= 600, 'the state expires within 10 minutes');
+      assert.ok(
+        claims.exp! - claims.iat! > 0 && claims.exp! - claims.iat! <= 600,
+        'the state expires within 10 minutes',
+      );
       assert.ok(!location.href.includes(CLIENT.secret));
-      const other = new URL(String((await t.request('GET', '/api/auth/oauth/mock/authorize')).headers.location)).searchParams;
+      const other = new URL(String((await t.request('GET', '/api/auth/oauth/mock/authorize')).headers.location))
+        .searchParams;
       assert.notEqual(other.get('state'), q.get('state'));
       assert.notEqual(other.get('code_challenge'), q.get('code_challenge'));
     });
@@ -187,12 +246,20 @@ for (const lane of lanes()) {
       assert.equal(data.user.email, `${name}@corp.test`);
       assert.equal(data.user.full_name, 'Ann Example');
       assert.equal(data.user.avatar, 'https://img.example/ann.png');
-      assert.deepEqual(data.user.roles.map((r: { name: string }) => r.name), ['operator'], 'unknown role names are ignored, and a provider never grants admin');
+      assert.deepEqual(
+        data.user.roles.map((r: { name: string }) => r.name),
+        ['operator'],
+        'unknown role names are ignored, and a provider never grants admin',
+      );
       assert.ok(data.user.last_login_at);
       assert.equal(await userCount(), before + 1);
 
       const exchange = mock.tokenRequests.at(-1)!;
-      assert.equal(createHash('sha256').update(exchange.body.code_verifier!).digest('base64url'), location.searchParams.get('code_challenge'), 'the PKCE verifier matches the challenge');
+      assert.equal(
+        createHash('sha256').update(exchange.body.code_verifier!).digest('base64url'),
+        location.searchParams.get('code_challenge'),
+        'the PKCE verifier matches the challenge',
+      );
       assert.equal(exchange.body.redirect_uri, location.searchParams.get('redirect_uri'));
       assert.match(String(exchange.headers.authorization), /^Basic /, 'client_secret_basic by default');
       assert.equal(exchange.body.client_secret, undefined);
@@ -206,7 +273,12 @@ for (const lane of lanes()) {
       assert.equal(login.resource_type, 'session');
       assert.deepEqual(await audit('oauth_login'), [], 'no action of its own: one filter finds every login');
       // The same user's password login is found by the same filter, without a provider.
-      ok(await t.request('PUT', `/api/users/${data.user.id}/password`, { token: admin, body: { password: 'password-9' } }));
+      ok(
+        await t.request('PUT', `/api/users/${data.user.id}/password`, {
+          token: admin,
+          body: { password: 'password-9' },
+        }),
+      );
       await t.login(name, 'password-9');
       const logins = await audit('login', `&user_id=${data.user.id}`);
       assert.deepEqual(logins.map((r) => r.details.provider ?? 'password').sort(), ['mock', 'password']);
@@ -229,7 +301,9 @@ for (const lane of lanes()) {
       assertError(await loginAt('strict'), 401, 'E4011', /no account is linked/);
       assert.equal(await userCount(), before);
       assert.equal((await links('strict', `sub-${name}`)).length, 0);
-      const failure = (await audit('login_failed')).find((r) => r.details.provider === 'strict' && /no account/.test(String(r.details.reason)));
+      const failure = (await audit('login_failed')).find(
+        (r) => r.details.provider === 'strict' && /no account/.test(String(r.details.reason)),
+      );
       assert.ok(failure, 'the refusal is audited');
       assert.equal(failure.status, 'failure');
     });
@@ -273,17 +347,25 @@ for (const lane of lanes()) {
       ok(await postCallback(node2, 'mock', { code: first.code, state: first.state }));
       const exchanges = mock.tokenRequests.length;
       assertError(await postCallback(t, 'mock', { code: first.code, state: first.state }), 400, 'E4001', /^state: /);
-      assertError(await postCallback(node2, 'mock', { code: first.code, state: first.state }), 400, 'E4001', /^state: /);
+      assertError(
+        await postCallback(node2, 'mock', { code: first.code, state: first.state }),
+        400,
+        'E4001',
+        /^state: /,
+      );
       assert.equal(mock.tokenRequests.length, exchanges, 'a replay never reaches the provider');
 
       const second = await authorizeAt(node2, 'mock');
-      const raced = await Promise.all([t, node2, t, node2].map((node) => postCallback(node, 'mock', { code: second.code, state: second.state })));
+      const raced = await Promise.all(
+        [t, node2, t, node2].map((node) => postCallback(node, 'mock', { code: second.code, state: second.state })),
+      );
       assert.deepEqual(raced.map((r) => r.status).sort(), [200, 400, 400, 400]);
     });
 
     test('invalid, foreign, forged and expired states are refused with 400 E4001 before the provider is asked', async () => {
       const exchanges = mock.tokenRequests.length;
-      const refused = async (state: string | undefined) => assertError(await postCallback(t, 'mock', { code: 'a-code', state }), 400, 'E4001', /^state: /);
+      const refused = async (state: string | undefined) =>
+        assertError(await postCallback(t, 'mock', { code: 'a-code', state }), 400, 'E4001', /^state: /);
       await refused('not-a-jwt');
       await refused(undefined);
       await refused(await t.login());
@@ -293,12 +375,19 @@ for (const lane of lanes()) {
       const key = new TextEncoder().encode(JWT_SECRET);
       const real = await authorizeAt(t, 'mock');
       const claims = decodeJwt(real.state);
-      const resign = (exp: number, jti = claims.jti!) => new SignJWT({ ...claims, jti }).setProtectedHeader({ alg: 'HS256' }).setExpirationTime(exp).sign(key);
+      const resign = (exp: number, jti = claims.jti!) =>
+        new SignJWT({ ...claims, jti }).setProtectedHeader({ alg: 'HS256' }).setExpirationTime(exp).sign(key);
       await refused(await resign(Math.floor(Date.now() / 1000) - 5));
       await refused(await resign(claims.exp!, 'never-issued'));
-      await refused(await new SignJWT(claims).setProtectedHeader({ alg: 'HS256' }).sign(new TextEncoder().encode('another-secret-0123456789abcdef')));
+      await refused(
+        await new SignJWT(claims)
+          .setProtectedHeader({ alg: 'HS256' })
+          .sign(new TextEncoder().encode('another-secret-0123456789abcdef')),
+      );
       // The pending login's own row expires too.
-      await t.c.db.knex(t.c.db.t.oauthStates).update({ expires_at: t.c.db.dialect.toDbTime(new Date(Date.now() - 1000)) });
+      await t.c.db
+        .knex(t.c.db.t.oauthStates)
+        .update({ expires_at: t.c.db.dialect.toDbTime(new Date(Date.now() - 1000)) });
       await refused(real.state);
       assert.equal(mock.tokenRequests.length, exchanges);
     });
@@ -310,8 +399,22 @@ for (const lane of lanes()) {
       assert.equal(error, 'access_denied');
       assert.equal(code, null);
       const exchanges = mock.tokenRequests.length;
-      assertError(await t.request('GET', `/api/auth/oauth/mock/callback?error=access_denied&state=${encodeURIComponent(state)}`, { headers: { cookie } }), 401, 'E4011', /access_denied/);
-      assertError(await t.request('GET', `/api/auth/oauth/mock/callback?state=${encodeURIComponent(state)}&code=late`, { headers: { cookie } }), 400, 'E4001', /^state: already used/);
+      assertError(
+        await t.request('GET', `/api/auth/oauth/mock/callback?error=access_denied&state=${encodeURIComponent(state)}`, {
+          headers: { cookie },
+        }),
+        401,
+        'E4011',
+        /access_denied/,
+      );
+      assertError(
+        await t.request('GET', `/api/auth/oauth/mock/callback?state=${encodeURIComponent(state)}&code=late`, {
+          headers: { cookie },
+        }),
+        400,
+        'E4001',
+        /^state: already used/,
+      );
       assertError(await postCallback(t, 'mock', { state }), 400, 'E4001', /^code: /);
       assert.equal(mock.tokenRequests.length, exchanges);
       assert.equal(await userCount(), before);
@@ -320,7 +423,11 @@ for (const lane of lanes()) {
     test('a provider that is down, hangs or refuses the client gets 503 E5031, quickly, and nothing is created', async () => {
       mock.user = { sub: `sub-${unique()}`, email: `${unique()}@corp.test` };
       const before = await userCount();
-      for (const [name, message] of [['down', /could not be reached/], ['slow', /could not be reached/], ['wrongsecret', /HTTP 401/]] as const) {
+      for (const [name, message] of [
+        ['down', /could not be reached/],
+        ['slow', /could not be reached/],
+        ['wrongsecret', /HTTP 401/],
+      ] as const) {
         const started = performance.now();
         const res = await loginAt(name);
         assertError(res, 503, 'E5031', message);
@@ -371,12 +478,21 @@ for (const lane of lanes()) {
       // Another browser (no cookie, or the cookie of another login) cannot finish it; the state stays usable.
       assertError(await t.request('GET', plainUrl), 400, 'E4001', /^state: this login was not started in this browser/);
       const other = await authorizeAt(t, 'mock');
-      assertError(await t.request('GET', plainUrl, { headers: { cookie: other.cookie } }), 400, 'E4001', /^state: this login was not started in this browser/);
+      assertError(
+        await t.request('GET', plainUrl, { headers: { cookie: other.cookie } }),
+        400,
+        'E4001',
+        /^state: this login was not started in this browser/,
+      );
       const json = ok(await t.request('GET', plainUrl, { headers: { cookie: plain.cookie } }));
       assert.equal(json.user.username, name);
 
       const browser = await authorizeAt(node2, 'mock');
-      const res = await node2.request('GET', `/api/auth/oauth/mock/callback?code=${browser.code}&state=${encodeURIComponent(browser.state)}`, { headers: { cookie: browser.cookie } });
+      const res = await node2.request(
+        'GET',
+        `/api/auth/oauth/mock/callback?code=${browser.code}&state=${encodeURIComponent(browser.state)}`,
+        { headers: { cookie: browser.cookie } },
+      );
       assert.equal(res.status, 302, res.text);
       const location = String(res.headers.location);
       assert.ok(location.startsWith(`${ROOT_URL}/#token=`), location);
@@ -398,7 +514,10 @@ for (const lane of lanes()) {
       assert.match(sent.searchParams.get('nonce')!, /^[A-Za-z0-9_-]{43}$/, 'a nonce is sent');
       const res = await browse(`${base}/api/auth/oauth/oidc/authorize`, devInteractionForm('alice'));
       assert.equal(res.status, 200, `${res.hops.join(' | ')}: ${res.text}`);
-      assert.ok(res.hops.some((h) => h.startsWith('POST /interaction/')), `the login form was filled: ${res.hops.join(' | ')}`);
+      assert.ok(
+        res.hops.some((h) => h.startsWith('POST /interaction/')),
+        `the login form was filled: ${res.hops.join(' | ')}`,
+      );
       const { code, data } = JSON.parse(res.text);
       assert.equal(code, '0');
       assert.equal(data.user.username, 'alice');
@@ -412,13 +531,25 @@ for (const lane of lanes()) {
         const claims = decodeJwt(answer.id_token!);
         const digest = createHash('sha256').update(answer.access_token!).digest();
         const at_hash = digest.subarray(0, 16).toString('base64url');
-        return { ...answer, id_token: await oidc.sign({ ...claims, at_hash, groups: ['operator'], picture: 'https://img.example/bob.png', email: 'decoy@example.test' }) };
+        return {
+          ...answer,
+          id_token: await oidc.sign({
+            ...claims,
+            at_hash,
+            groups: ['operator'],
+            picture: 'https://img.example/bob.png',
+            email: 'decoy@example.test',
+          }),
+        };
       });
       const { user } = ok(await oidcLogin('bob'));
       assert.equal(user.username, 'bob');
       assert.equal(user.email, 'bob@example.test', 'the user info’s own email wins');
       assert.equal(user.avatar, 'https://img.example/bob.png');
-      assert.deepEqual(user.roles.map((r: { name: string }) => r.name), ['operator']);
+      assert.deepEqual(
+        user.roles.map((r: { name: string }) => r.name),
+        ['operator'],
+      );
     });
 
     test('a bad ID token gets 401 E4011 naming the failed check and an audit record; nobody is created', async () => {
@@ -433,7 +564,10 @@ for (const lane of lanes()) {
         ['at_hash', (claims) => oidc.sign({ ...claims, at_hash: 'AAAAAAAAAAAAAAAAAAAAAA' })],
       ];
       for (const [check, forge] of cases) {
-        oidc.changeNextTokenAnswer(async (answer) => ({ ...answer, id_token: await forge(decodeJwt(answer.id_token!)) }));
+        oidc.changeNextTokenAnswer(async (answer) => ({
+          ...answer,
+          id_token: await forge(decodeJwt(answer.id_token!)),
+        }));
         assertError(await oidcLogin('carol'), 401, 'E4011', new RegExp(`ID token failed the ${check} check`));
         const refused = (await audit('login_failed')).find((r) => r.details.provider === 'oidc');
         assert.match(String(refused?.details.reason), new RegExp(`${check} check`), `${check}: audited`);
@@ -452,11 +586,25 @@ for (const lane of lanes()) {
 
     test('a provider whose discovery fails or hangs answers 503 E5031 within oauth.timeout and is discovered again later', async () => {
       const started = performance.now();
-      assertError(await t.request('GET', '/api/auth/oauth/oidcslow/authorize'), 503, 'E5031', /oidcslow.*OpenID configuration/);
+      assertError(
+        await t.request('GET', '/api/auth/oauth/oidcslow/authorize'),
+        503,
+        'E5031',
+        /oidcslow.*OpenID configuration/,
+      );
       assert.ok(performance.now() - started < 3000, 'a hung discovery answered within the timeout');
-      assertError(await t.request('GET', '/api/auth/oauth/oidclate/authorize'), 503, 'E5031', /oidclate.*OpenID configuration/);
+      assertError(
+        await t.request('GET', '/api/auth/oauth/oidclate/authorize'),
+        503,
+        'E5031',
+        /oidclate.*OpenID configuration/,
+      );
       assert.ok(logs.lines.some((l) => l.provider === 'oidclate' && /discovery failed/.test(String(l.msg))));
-      const late = await startOidcProvider({ ...CLIENT, redirectUris: [`${base}/api/auth/oauth/oidclate/callback`] }, { dave: { email: 'dave@example.test', preferred_username: 'dave' } }, latePort);
+      const late = await startOidcProvider(
+        { ...CLIENT, redirectUris: [`${base}/api/auth/oauth/oidclate/callback`] },
+        { dave: { email: 'dave@example.test', preferred_username: 'dave' } },
+        latePort,
+      );
       try {
         const { user } = ok(await oidcLogin('dave', 'oidclate'));
         assert.equal(user.username, 'dave');
@@ -476,9 +624,16 @@ for (const lane of lanes()) {
     });
 
     test('client secrets appear in no answer, audit record or log line', async () => {
-      const records = JSON.stringify([...(await audit('login')), ...(await audit('login_failed')), ...(await audit('create'))]);
+      const records = JSON.stringify([
+        ...(await audit('login')),
+        ...(await audit('login_failed')),
+        ...(await audit('create')),
+      ]);
       const logged = JSON.stringify(logs.lines);
-      assert.ok(logs.lines.some((l) => l.provider === 'wrongsecret'), 'provider failures are logged');
+      assert.ok(
+        logs.lines.some((l) => l.provider === 'wrongsecret'),
+        'provider failures are logged',
+      );
       for (const secret of [CLIENT.secret, POST_CLIENT.secret, 'not-the-secret']) {
         assert.ok(!records.includes(secret), 'audit records');
         assert.ok(!logged.includes(secret), 'logs');
@@ -489,12 +644,31 @@ for (const lane of lanes()) {
 
 describe('oauth with oauth.enabled false', () => {
   test('no providers are listed; authorize and callbacks answer 404 E4041', async () => {
-    const t = await startConsole(lanes()[0]!, { oauth: { providers: [{ name: 'gh', client_id: 'i', client_secret: 's', auth_url: 'https://gh.example/a', token_url: 'https://gh.example/t', user_info_url: 'https://gh.example/u', redirect_url: 'https://c.example/cb' }] } });
+    const t = await startConsole(lanes()[0]!, {
+      oauth: {
+        providers: [
+          {
+            name: 'gh',
+            client_id: 'i',
+            client_secret: 's',
+            auth_url: 'https://gh.example/a',
+            token_url: 'https://gh.example/t',
+            user_info_url: 'https://gh.example/u',
+            redirect_url: 'https://c.example/cb',
+          },
+        ],
+      },
+    });
     try {
       assert.deepEqual(ok(await t.request('GET', '/api/auth/oauth/providers')), []);
       assertError(await t.request('GET', '/api/auth/oauth/gh/authorize'), 404, 'E4041', /not enabled/);
       assertError(await t.request('GET', '/api/auth/oauth/gh/callback?code=c&state=s'), 404, 'E4041', /not enabled/);
-      assertError(await t.request('POST', '/api/auth/oauth/gh/callback', { body: { code: 'c', state: 's' } }), 404, 'E4041', /not enabled/);
+      assertError(
+        await t.request('POST', '/api/auth/oauth/gh/callback', { body: { code: 'c', state: 's' } }),
+        404,
+        'E4041',
+        /not enabled/,
+      );
     } finally {
       await t.close();
     }
@@ -502,21 +676,35 @@ describe('oauth with oauth.enabled false', () => {
 });
 
 describe('oauth configuration', () => {
-  const gh = { name: 'gh', client_id: 'i', client_secret: 's', auth_url: 'https://gh.example/a', token_url: 'https://gh.example/t', user_info_url: 'https://gh.example/u' };
-  const load = (oauth: Record<string, unknown>, server: Record<string, unknown> = {}) => loadConfig({ config: { oauth, server } as ConsoleConfigInput, env: {} });
+  const gh = {
+    name: 'gh',
+    client_id: 'i',
+    client_secret: 's',
+    auth_url: 'https://gh.example/a',
+    token_url: 'https://gh.example/t',
+    user_info_url: 'https://gh.example/u',
+  };
+  const load = (oauth: Record<string, unknown>, server: Record<string, unknown> = {}) =>
+    loadConfig({ config: { oauth, server } as ConsoleConfigInput, env: {} });
 
   test('provider keys get their defaults', () => {
     const p = load({ enabled: true, providers: [gh] }, { root_url: 'https://c.example' }).oauth.providers[0]!;
     assert.equal(p.scopes, 'openid profile email');
     assert.equal(p.token_auth_method, 'client_secret_basic');
-    assert.deepEqual([p.email_field, p.username_field, p.full_name_field, p.avatar_field, p.auto_create_user], ['email', 'username', 'fullName', 'avatar', false]);
+    assert.deepEqual(
+      [p.email_field, p.username_field, p.full_name_field, p.avatar_field, p.auto_create_user],
+      ['email', 'username', 'fullName', 'avatar', false],
+    );
     assert.equal(load({}).oauth.timeout, 10_000);
   });
 
   test('the endpoint addresses are required without issuer, optional with it', () => {
     const { auth_url: _a, token_url: _t, user_info_url: _u, ...bare } = gh;
     for (const key of ['auth_url', 'token_url', 'user_info_url'] as const) {
-      assert.throws(() => load({ providers: [{ ...gh, [key]: undefined }] }), (e: Error) => e.message.includes(`oauth.providers.0.${key}: is required when issuer is not set`));
+      assert.throws(
+        () => load({ providers: [{ ...gh, [key]: undefined }] }),
+        (e: Error) => e.message.includes(`oauth.providers.0.${key}: is required when issuer is not set`),
+      );
     }
     const p = load({ providers: [{ ...bare, issuer: 'https://sso.example/realms/main' }] }).oauth.providers[0]!;
     assert.equal(p.issuer, 'https://sso.example/realms/main');
@@ -525,10 +713,21 @@ describe('oauth configuration', () => {
   });
 
   test('redirect_url is required without server.root_url; names are unique; the secret is never repeated', () => {
-    assert.throws(() => load({ enabled: true, providers: [gh] }), (e: Error) => e instanceof ConfigError && /oauth\.providers\.0\.redirect_url: is required when server\.root_url is empty/.test(e.message));
+    assert.throws(
+      () => load({ enabled: true, providers: [gh] }),
+      (e: Error) =>
+        e instanceof ConfigError &&
+        /oauth\.providers\.0\.redirect_url: is required when server\.root_url is empty/.test(e.message),
+    );
     assert.doesNotThrow(() => load({ enabled: true, providers: [{ ...gh, redirect_url: 'https://c.example/cb' }] }));
-    assert.throws(() => load({ enabled: true, providers: [gh, gh] }, { root_url: 'https://c.example' }), /names must be unique/);
-    assert.throws(() => load({ providers: [{ ...gh, client_secret: 7 }] }), (e: Error) => /client_secret/.test(e.message) && !e.message.includes('7'));
+    assert.throws(
+      () => load({ enabled: true, providers: [gh, gh] }, { root_url: 'https://c.example' }),
+      /names must be unique/,
+    );
+    assert.throws(
+      () => load({ providers: [{ ...gh, client_secret: 7 }] }),
+      (e: Error) => /client_secret/.test(e.message) && !e.message.includes('7'),
+    );
   });
 });
 
@@ -545,12 +744,25 @@ describe('oauth field paths', () => {
 });
 
 describe('oauth email verification', () => {
-  const names = { email_field: 'profile.email', username_field: 'login', full_name_field: 'name', avatar_field: 'picture' };
+  const names = {
+    email_field: 'profile.email',
+    username_field: 'login',
+    full_name_field: 'name',
+    avatar_field: 'picture',
+  };
   test('the top-level email_verified vouches for the top-level email only, never for an address read elsewhere', () => {
-    const info = { sub: 'attacker', email: 'attacker@evil.test', email_verified: true, profile: { email: 'victim@corp.test' } };
+    const info = {
+      sub: 'attacker',
+      email: 'attacker@evil.test',
+      email_verified: true,
+      profile: { email: 'victim@corp.test' },
+    };
     assert.equal(mapProfile(info, names).email, 'victim@corp.test');
     assert.equal(mapProfile(info, names).emailVerified, false);
-    assert.equal(mapProfile({ ...info, profile: { email: 'victim@corp.test', email_verified: true } }, names).emailVerified, true);
+    assert.equal(
+      mapProfile({ ...info, profile: { email: 'victim@corp.test', email_verified: true } }, names).emailVerified,
+      true,
+    );
     assert.equal(mapProfile(info, { ...names, email_field: 'email' }).emailVerified, true);
   });
 });

@@ -38,7 +38,10 @@ for (const lane of lanes()) {
     let ops: Operation[];
     let routeNotFound: Json;
     const call = (o: Operation, token?: string): Promise<Reply> =>
-      t.request(o.method, concrete(base, o.path), { token, body: o.method === 'POST' || o.method === 'PUT' ? {} : undefined });
+      t.request(o.method, concrete(base, o.path), {
+        token,
+        body: o.method === 'POST' || o.method === 'PUT' ? {} : undefined,
+      });
 
     before(async () => {
       t = await startConsole(lane);
@@ -56,7 +59,21 @@ for (const lane of lanes()) {
       assert.equal(base, '/api');
       assert.equal(doc.info.title, 'Console API');
       const keys = new Set(ops.map((o) => o.key));
-      for (const expected of ['POST /auth/login', 'GET /auth/me', 'GET /users', 'POST /users', 'GET /users/{id}', 'PUT /users/{id}', 'DELETE /users/{id}', 'GET /roles', 'POST /roles', 'GET /permissions', 'GET /system/settings', 'PUT /system/settings', 'GET /audit-logs']) {
+      for (const expected of [
+        'POST /auth/login',
+        'GET /auth/me',
+        'GET /users',
+        'POST /users',
+        'GET /users/{id}',
+        'PUT /users/{id}',
+        'DELETE /users/{id}',
+        'GET /roles',
+        'POST /roles',
+        'GET /permissions',
+        'GET /system/settings',
+        'PUT /system/settings',
+        'GET /audit-logs',
+      ]) {
         assert.ok(keys.has(expected), `${expected} is documented`);
       }
     });
@@ -66,17 +83,27 @@ for (const lane of lanes()) {
       for (const o of ops) {
         const res = await call(o);
         // Compared on code and message: every body also carries its own request's trace_id.
-        assert.ok(!(res.body.code === routeNotFound.code && res.body.err === routeNotFound.err), `${o.key} is not served`);
+        assert.ok(
+          !(res.body.code === routeNotFound.code && res.body.err === routeNotFound.err),
+          `${o.key} is not served`,
+        );
       }
     });
 
     test('only the documented public operations are open; every other answers 401 E4011 without a token or with a bad one', async () => {
       for (const o of ops) {
         const documentedPublic = Array.isArray(o.op.security) && o.op.security.length === 0;
-        assert.equal(documentedPublic, PUBLIC.has(o.key), `${o.key}: documented ${documentedPublic ? 'public' : 'with bearer auth'}`);
+        assert.equal(
+          documentedPublic,
+          PUBLIC.has(o.key),
+          `${o.key}: documented ${documentedPublic ? 'public' : 'with bearer auth'}`,
+        );
         if (PUBLIC.has(o.key)) continue;
         // (A signed file link documents `{}` beside the bearer scheme; without a signature it still needs a token.)
-        assert.ok((o.op.security as Json[]).some((req) => 'bearerAuth' in req), `${o.key} documents bearer auth`);
+        assert.ok(
+          (o.op.security as Json[]).some((req) => 'bearerAuth' in req),
+          `${o.key} documents bearer auth`,
+        );
         for (const token of [undefined, 'not-a-jwt']) {
           const res = await call(o, token);
           assert.equal(res.status, 401, `${o.key} (token ${token}): ${res.text}`);
@@ -99,7 +126,9 @@ for (const lane of lanes()) {
 
     test('x-permission names a registered permission (or admin)', async () => {
       const admin = await t.login();
-      const codes = new Set((await t.request('GET', '/api/permissions', { token: admin })).body.data.map((p: { code: string }) => p.code));
+      const codes = new Set(
+        (await t.request('GET', '/api/permissions', { token: admin })).body.data.map((p: { code: string }) => p.code),
+      );
       for (const o of ops.filter((x) => x.op['x-permission'])) {
         const p = o.op['x-permission'] as string;
         assert.ok(p === 'admin' || codes.has(p), `${o.key}: ${p}`);
@@ -125,7 +154,10 @@ for (const lane of lanes()) {
         }
         const [status, schema] = successOf(o.op);
         assert.deepEqual(schema.properties?.code, { type: 'string', const: '0' }, `${o.key}: code "0"`);
-        assert.ok(schema.required?.includes('code') && schema.required.includes('data'), `${o.key}: code and data required`);
+        assert.ok(
+          schema.required?.includes('code') && schema.required.includes('data'),
+          `${o.key}: code and data required`,
+        );
         if (schema.properties.total) {
           assert.equal(o.method, 'GET', o.key);
           assert.equal(schema.properties.data.type, 'array', `${o.key}: a list`);
@@ -144,7 +176,10 @@ for (const lane of lanes()) {
 
     test('a documented create really answers 201 with the enveloped object', async () => {
       const admin = await t.login();
-      const res = await t.request('POST', '/api/roles', { token: admin, body: { name: 'inventory-role', description: 'd', permissions: [] } });
+      const res = await t.request('POST', '/api/roles', {
+        token: admin,
+        body: { name: 'inventory-role', description: 'd', permissions: [] },
+      });
       assert.equal(res.status, 201, res.text);
       assert.equal(res.body.code, '0');
       assert.equal(res.body.data.name, 'inventory-role');

@@ -36,11 +36,22 @@ interface Run {
 
 /** Runs a CLI offline: no telemetry, no update check, and none of this process's environment (test database URLs). */
 function run(script: string, args: string[], home: string): Promise<Run> {
-  const env = { PATH: process.env.PATH ?? '', HOME: home, NO_COLOR: '1', REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' };
+  const env = {
+    PATH: process.env.PATH ?? '',
+    HOME: home,
+    NO_COLOR: '1',
+    REDOCLY_TELEMETRY: 'off',
+    REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true',
+  };
   return new Promise((resolve) => {
-    execFile(process.execPath, [script, ...args], { cwd: ROOT, env, timeout: 120_000, maxBuffer: 16 << 20 }, (error, stdout, stderr) => {
-      resolve({ status: error ? (typeof error.code === 'number' ? error.code : -1) : 0, stdout, stderr });
-    });
+    execFile(
+      process.execPath,
+      [script, ...args],
+      { cwd: ROOT, env, timeout: 120_000, maxBuffer: 16 << 20 },
+      (error, stdout, stderr) => {
+        resolve({ status: error ? (typeof error.code === 'number' ? error.code : -1) : 0, stdout, stderr });
+      },
+    );
   });
 }
 
@@ -54,20 +65,35 @@ function* schemasIn(doc: Json, schema: Json, where: string, seen = new Set<strin
     return;
   }
   yield [where, schema];
-  for (const [name, property] of Object.entries((schema.properties ?? {}) as Json)) yield* schemasIn(doc, property, `${where}.${name}`, seen);
+  for (const [name, property] of Object.entries((schema.properties ?? {}) as Json))
+    yield* schemasIn(doc, property, `${where}.${name}`, seen);
   if (schema.items) yield* schemasIn(doc, schema.items, `${where}[]`, seen);
-  for (const k of ['anyOf', 'oneOf', 'allOf']) for (const member of (schema[k] ?? []) as Json[]) yield* schemasIn(doc, member, where, seen);
+  for (const k of ['anyOf', 'oneOf', 'allOf'])
+    for (const member of (schema[k] ?? []) as Json[]) yield* schemasIn(doc, member, where, seen);
 }
 
 /** Each schema's type and format, through a nullable `anyOf`. */
-const formatOf = (schema: Json): string | undefined => schema.format ?? (schema.anyOf as Json[] | undefined)?.find((s) => s.type === 'string')?.format;
-const isString = (schema: Json) => schema.type === 'string' || (Array.isArray(schema.type) && schema.type.includes('string')) || (schema.anyOf as Json[] | undefined)?.some((s) => s.type === 'string');
+const formatOf = (schema: Json): string | undefined =>
+  schema.format ?? (schema.anyOf as Json[] | undefined)?.find((s) => s.type === 'string')?.format;
+const isString = (schema: Json) =>
+  schema.type === 'string' ||
+  (Array.isArray(schema.type) && schema.type.includes('string')) ||
+  (schema.anyOf as Json[] | undefined)?.some((s) => s.type === 'string');
 
 /**
  * Identifiers that are not UUIDs: a schedule is named in code, a log backend by its kind, an audit record's
  * resource may be a setting key, a trace id is W3C's 32 hex digits and a file key random base64url.
  */
-const NOT_UUID = new Set(['#Error.trace_id', '#TaskSchedule.id', '#LogStorageBackend.id', '#Task.cron_schedule_id', '#AuditLog.resource_id', 'param id of /task-schedules/{id}/toggle', 'param id of /task-schedules/{id}/trigger', 'param fileKey of /files/{fileKey}']);
+const NOT_UUID = new Set([
+  '#Error.trace_id',
+  '#TaskSchedule.id',
+  '#LogStorageBackend.id',
+  '#Task.cron_schedule_id',
+  '#AuditLog.resource_id',
+  'param id of /task-schedules/{id}/toggle',
+  'param id of /task-schedules/{id}/trigger',
+  'param fileKey of /files/{fileKey}',
+]);
 /** Fields the server leaves out in some answers. */
 const SOMETIMES_SENT = new Set(['#Error.trace_id']);
 
@@ -87,8 +113,15 @@ describe('generated OpenAPI document', () => {
   after(() => rmSync(dir, { recursive: true, force: true }));
 
   test('Redocly lint (recommended rules, redocly.yaml): no errors, no warnings', async () => {
-    const res = await run(binOf('@redocly/cli', 'redocly'), ['lint', '--config', join(ROOT, 'redocly.yaml'), '--format', 'json', file], dir);
-    const report = JSON.parse(res.stdout) as { totals: { errors: number; warnings: number }; problems: { ruleId: string; message: string; location: { pointer: string }[] }[] };
+    const res = await run(
+      binOf('@redocly/cli', 'redocly'),
+      ['lint', '--config', join(ROOT, 'redocly.yaml'), '--format', 'json', file],
+      dir,
+    );
+    const report = JSON.parse(res.stdout) as {
+      totals: { errors: number; warnings: number };
+      problems: { ruleId: string; message: string; location: { pointer: string }[] }[];
+    };
     const problems = report.problems.map((p) => `${p.ruleId}: ${p.message} at ${p.location[0]?.pointer}`);
     assert.deepEqual(problems, []);
     assert.deepEqual(report.totals, { ...report.totals, errors: 0, warnings: 0 });
@@ -96,10 +129,31 @@ describe('generated OpenAPI document', () => {
   });
 
   test('Spectral lint (spectral:oas, .spectral.yaml): no errors, no warnings', async () => {
-    const res = await run(binOf('@stoplight/spectral-cli', 'spectral'), ['lint', '--ruleset', join(ROOT, '.spectral.yaml'), '--format', 'json', '--fail-severity', 'warn', '--quiet', file], dir);
-    const results = JSON.parse(res.stdout || '[]') as { code: string; message: string; severity: number; path: string[] }[];
+    const res = await run(
+      binOf('@stoplight/spectral-cli', 'spectral'),
+      [
+        'lint',
+        '--ruleset',
+        join(ROOT, '.spectral.yaml'),
+        '--format',
+        'json',
+        '--fail-severity',
+        'warn',
+        '--quiet',
+        file,
+      ],
+      dir,
+    );
+    const results = JSON.parse(res.stdout || '[]') as {
+      code: string;
+      message: string;
+      severity: number;
+      path: string[];
+    }[];
     // Severity 0 is an error, 1 a warning.
-    const problems = results.filter((r) => r.severity <= 1).map((r) => `${r.code}: ${r.message} at ${r.path.join('.')}`);
+    const problems = results
+      .filter((r) => r.severity <= 1)
+      .map((r) => `${r.code}: ${r.message} at ${r.path.join('.')}`);
     assert.deepEqual(problems, []);
     assert.equal(res.status, 0, res.stderr);
   });
@@ -116,15 +170,25 @@ describe('generated OpenAPI document', () => {
       for (const tag of op.tags) assert.ok(tags.get(tag), `${key}: tag ${tag} is declared with a description`);
     }
     const used = new Set(ops.flatMap((o) => o.op.tags as string[]));
-    assert.deepEqual([...tags.keys()].filter((t) => !used.has(t)), [], 'every declared tag is used');
+    assert.deepEqual(
+      [...tags.keys()].filter((t) => !used.has(t)),
+      [],
+      'every declared tag is used',
+    );
   });
 
   test("the error schema's code is an enum of the service's codes, as the README's table lists them", () => {
     const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
-    const table = [...readme.matchAll(/^\| (E\d{4}) \| (\d{3}) \|/gm)].map((m) => ({ code: m[1]!, status: Number(m[2]) }));
+    const table = [...readme.matchAll(/^\| (E\d{4}) \| (\d{3}) \|/gm)].map((m) => ({
+      code: m[1]!,
+      status: Number(m[2]),
+    }));
     assert.deepEqual(ERROR_CODES, table, 'lib/errors.ts and the README agree');
     const code = doc.components.schemas.Error.properties.code;
-    assert.deepEqual(code.enum, table.map((e) => e.code));
+    assert.deepEqual(
+      code.enum,
+      table.map((e) => e.code),
+    );
     // Every code is documented on the status it is answered with.
     for (const { code: c, status } of table) {
       assert.ok(
@@ -136,7 +200,8 @@ describe('generated OpenAPI document', () => {
 
   test('ids carry format uuid, times format date-time', () => {
     const fields: [string, Json][] = [];
-    for (const [name, schema] of Object.entries(doc.components.schemas as Json)) fields.push(...schemasIn(doc, schema, `#${name}`));
+    for (const [name, schema] of Object.entries(doc.components.schemas as Json))
+      fields.push(...schemasIn(doc, schema, `#${name}`));
     for (const { key, path, op } of ops) {
       for (const p of (op.parameters ?? []) as Json[]) {
         const param = resolveRef(doc, p);
@@ -145,7 +210,8 @@ describe('generated OpenAPI document', () => {
       const body = op.requestBody?.content?.['application/json']?.schema;
       if (body) fields.push(...schemasIn(doc, body, `${key} body`));
       for (const [status, response] of Object.entries(op.responses as Json)) {
-        for (const content of Object.values((response.content ?? {}) as Json)) fields.push(...schemasIn(doc, content.schema, `${key} ${status}`));
+        for (const content of Object.values((response.content ?? {}) as Json))
+          fields.push(...schemasIn(doc, content.schema, `${key} ${status}`));
       }
     }
     let ids = 0;
@@ -171,7 +237,9 @@ describe('generated OpenAPI document', () => {
         const json = response.content?.['application/json']?.schema;
         if (!json) continue;
         for (const [where, schema] of schemasIn(doc, json, `${key} ${status}`)) {
-          const optional = Object.keys((schema.properties ?? {}) as Json).filter((p) => !(schema.required ?? []).includes(p) && !SOMETIMES_SENT.has(`${where}.${p}`));
+          const optional = Object.keys((schema.properties ?? {}) as Json).filter(
+            (p) => !(schema.required ?? []).includes(p) && !SOMETIMES_SENT.has(`${where}.${p}`),
+          );
           assert.deepEqual(optional, [], `${where}: every property required`);
         }
       }
@@ -182,18 +250,26 @@ describe('generated OpenAPI document', () => {
     for (const { key, op } of ops) {
       assert.ok(op.responses['429'], `${key}: 429`);
       for (const [status, response] of Object.entries(op.responses as Json)) {
-        const headers = Object.fromEntries(Object.entries((response.headers ?? {}) as Json).map(([name, h]) => [name, resolveRef(doc, h)]));
-        for (const name of ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset']) assert.equal(headers[name]?.schema?.type, 'integer', `${key} ${status}: ${name}`);
+        const headers = Object.fromEntries(
+          Object.entries((response.headers ?? {}) as Json).map(([name, h]) => [name, resolveRef(doc, h)]),
+        );
+        for (const name of ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset'])
+          assert.equal(headers[name]?.schema?.type, 'integer', `${key} ${status}: ${name}`);
         if (status === '429') assert.ok(headers['Retry-After'], `${key}: Retry-After`);
       }
     }
   });
 
   test('Idempotency-Key on every authenticated POST outside /auth, with the replay mark on its success', () => {
-    const keyed = ops.filter(({ method, path, op }) => method === 'POST' && !path.startsWith('/auth/') && op.security.some((s: Json) => 'bearerAuth' in s));
+    const keyed = ops.filter(
+      ({ method, path, op }) =>
+        method === 'POST' && !path.startsWith('/auth/') && op.security.some((s: Json) => 'bearerAuth' in s),
+    );
     assert.ok(keyed.length >= 8, `${keyed.length} keyed operations`);
     for (const { key, op } of ops) {
-      const parameter = ((op.parameters ?? []) as Json[]).map((p) => resolveRef(doc, p)).find((p) => p.name === 'Idempotency-Key');
+      const parameter = ((op.parameters ?? []) as Json[])
+        .map((p) => resolveRef(doc, p))
+        .find((p) => p.name === 'Idempotency-Key');
       const success = Object.entries(op.responses as Json).find(([s]) => s.startsWith('2'))?.[1];
       if (keyed.some((k) => k.key === key)) {
         assert.equal(parameter?.in, 'header', `${key}: Idempotency-Key`);

@@ -22,9 +22,12 @@ const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as
 const FRONTEND_DEPS = ['@trpc/client', 'typescript'].map((name) => `${name}@${manifest.devDependencies[name]}`);
 // Installing the tarball's dependencies is the slow part: they are kept between runs, keyed by what they are.
 const CACHE = join(ROOT, 'node_modules', '.cache', 'console-consumer');
-const CACHE_KEY = createHash('sha256').update(JSON.stringify([manifest.dependencies, FRONTEND_DEPS])).digest('hex');
+const CACHE_KEY = createHash('sha256')
+  .update(JSON.stringify([manifest.dependencies, FRONTEND_DEPS]))
+  .digest('hex');
 
-const npm = (args: string[], cwd: string) => run('npm', [...args, '--no-audit', '--no-fund'], { cwd, maxBuffer: 64 << 20 });
+const npm = (args: string[], cwd: string) =>
+  run('npm', [...args, '--no-audit', '--no-fund'], { cwd, maxBuffer: 64 << 20 });
 
 /** A consumer project with the freshly packed tarball in node_modules/console-admin. */
 async function consumerProject(tarball: string): Promise<string> {
@@ -62,7 +65,10 @@ export type Embedded = Pick<Console, 'listen' | 'close'> & { config: ConsoleConf
 `;
 
 async function typeCheck(dir: string, options: Record<string, string | boolean>, files: string[]): Promise<void> {
-  writeFileSync(join(dir, 'tsconfig.check.json'), JSON.stringify({ compilerOptions: { strict: true, noEmit: true, ...options }, files }));
+  writeFileSync(
+    join(dir, 'tsconfig.check.json'),
+    JSON.stringify({ compilerOptions: { strict: true, noEmit: true, ...options }, files }),
+  );
   const tsc = join(dir, 'node_modules', 'typescript', 'bin', 'tsc');
   await run(process.execPath, [tsc, '-p', 'tsconfig.check.json'], { cwd: dir }).catch((error: { stdout: string }) => {
     assert.fail(`tsc ${JSON.stringify(options)} failed:\n${error.stdout}`);
@@ -79,10 +85,20 @@ describe('the packed package, as a frontend installs it', () => {
     const { stdout } = await npm(['pack', '--json', '--pack-destination', packDir], ROOT);
     const [packed] = JSON.parse(stdout) as { filename: string; files: { path: string }[] }[];
     assert.ok(packed!.files.some((f) => f.path === 'dist/client.d.ts'));
-    for (const file of ['LICENSE', 'CHANGELOG.md', 'config.example.yaml', 'README.md']) assert.ok(packed!.files.some((f) => f.path === file), `${file} is packed`);
+    for (const file of ['LICENSE', 'CHANGELOG.md', 'config.example.yaml', 'README.md'])
+      assert.ok(
+        packed!.files.some((f) => f.path === file),
+        `${file} is packed`,
+      );
     // Compiled code and declarations only: no TypeScript source, tests or benchmarks.
-    assert.deepEqual(packed!.files.filter((f) => /\.ts$/.test(f.path) && !f.path.endsWith('.d.ts')), []);
-    assert.deepEqual(packed!.files.filter((f) => /^(test|tools\/bench|dist\/test|dist\/tools\/bench)\//.test(f.path)), []);
+    assert.deepEqual(
+      packed!.files.filter((f) => /\.ts$/.test(f.path) && !f.path.endsWith('.d.ts')),
+      [],
+    );
+    assert.deepEqual(
+      packed!.files.filter((f) => /^(test|tools\/bench|dist\/test|dist\/tools\/bench)\//.test(f.path)),
+      [],
+    );
     // Its real path: the example runs its main part only when started as itself (import.meta.url is resolved).
     dir = realpathSync(await consumerProject(join(packDir, packed!.filename)));
     cpSync(join(ROOT, 'examples', 'typed-client.ts'), join(dir, 'typed-client.ts'));
@@ -101,20 +117,46 @@ describe('the packed package, as a frontend installs it', () => {
   });
 
   test('its types check with bundler resolution', async () => {
-    await typeCheck(dir, { module: 'esnext', moduleResolution: 'bundler', target: 'es2022' }, ['typed-client.ts', 'usage.ts']);
+    await typeCheck(dir, { module: 'esnext', moduleResolution: 'bundler', target: 'es2022' }, [
+      'typed-client.ts',
+      'usage.ts',
+    ]);
   });
 
   test('a wrong input type does not compile', async () => {
-    writeFileSync(join(dir, 'wrong.ts'), `import type { RouterInputs } from 'console-admin/client';\nexport const x: RouterInputs['auth']['login'] = { username: 'a', password: 1 };\n`);
+    writeFileSync(
+      join(dir, 'wrong.ts'),
+      `import type { RouterInputs } from 'console-admin/client';\nexport const x: RouterInputs['auth']['login'] = { username: 'a', password: 1 };\n`,
+    );
     await assert.rejects(typeCheck(dir, { module: 'nodenext' }, ['wrong.ts']), /wrong\.ts\(2,[0-9]+\): error TS2322/);
   });
 
   test('the compiled client calls a query, a mutation and meets an error on a live server', async () => {
-    await run(process.execPath, [join(dir, 'node_modules', 'typescript', 'bin', 'tsc'), '--module', 'nodenext', '--strict', '--outDir', 'out', 'typed-client.ts'], { cwd: dir });
-    const { stdout } = await run(process.execPath, [join(dir, 'out', 'typed-client.js'), baseUrl, 'admin', ADMIN_PASSWORD], { cwd: dir });
+    await run(
+      process.execPath,
+      [
+        join(dir, 'node_modules', 'typescript', 'bin', 'tsc'),
+        '--module',
+        'nodenext',
+        '--strict',
+        '--outDir',
+        'out',
+        'typed-client.ts',
+      ],
+      { cwd: dir },
+    );
+    const { stdout } = await run(
+      process.execPath,
+      [join(dir, 'out', 'typed-client.js'), baseUrl, 'admin', ADMIN_PASSWORD],
+      { cwd: dir },
+    );
     assert.match(stdout, /Logged in as admin \(\d+ permissions\)\. 1 users:/);
     assert.match(stdout, /admin\s+admin@\S+\s+active/);
-    const failed = await run(process.execPath, [join(dir, 'out', 'typed-client.js'), baseUrl, 'admin', 'wrong-password'], { cwd: dir }).then(
+    const failed = await run(
+      process.execPath,
+      [join(dir, 'out', 'typed-client.js'), baseUrl, 'admin', 'wrong-password'],
+      { cwd: dir },
+    ).then(
       () => undefined,
       (error: { code: number; stderr: string }) => error,
     );
@@ -123,7 +165,11 @@ describe('the packed package, as a frontend installs it', () => {
   });
 
   test('the client entry has no run-time exports: nothing of the server reaches a bundle', async () => {
-    const { stdout } = await run(process.execPath, ['--input-type=module', '-e', "console.log(JSON.stringify(Object.keys(await import('console-admin/client'))))"], { cwd: dir });
+    const { stdout } = await run(
+      process.execPath,
+      ['--input-type=module', '-e', "console.log(JSON.stringify(Object.keys(await import('console-admin/client'))))"],
+      { cwd: dir },
+    );
     assert.equal(stdout.trim(), '[]');
   });
 });

@@ -3,13 +3,41 @@ import { after, before, describe, test } from 'node:test';
 import { appRouter } from '../routers/app-router.ts';
 import { restRoutes } from '../server/http/rest-adapter.ts';
 import { lanes, type TestConsole } from './support/harness.ts';
-import { assertError, createRole, createUser, ok, PASSWORD, unique, startWithAdmin, UNKNOWN_ID } from './support/identity.ts';
+import {
+  assertError,
+  createRole,
+  createUser,
+  ok,
+  PASSWORD,
+  unique,
+  startWithAdmin,
+  UNKNOWN_ID,
+} from './support/identity.ts';
 
 // The documented permission codes plus the identity catalogue (routers/permissions/catalogue.ts).
 const EXPECTED_CODES = [
-  'user:create', 'system:settings:view', 'system:settings:update', 'task:list', 'task:view', 'task:cancel', 'task:retry', 'task:delete',
-  'task:schedule:list', 'task:schedule:update', 'user:list', 'user:view', 'user:update', 'user:delete', 'user:export', 'role:list',
-  'role:view', 'role:create', 'role:update', 'role:delete', 'permission:list', 'audit_log:list',
+  'user:create',
+  'system:settings:view',
+  'system:settings:update',
+  'task:list',
+  'task:view',
+  'task:cancel',
+  'task:retry',
+  'task:delete',
+  'task:schedule:list',
+  'task:schedule:update',
+  'user:list',
+  'user:view',
+  'user:update',
+  'user:delete',
+  'user:export',
+  'role:list',
+  'role:view',
+  'role:create',
+  'role:update',
+  'role:delete',
+  'permission:list',
+  'audit_log:list',
 ];
 
 const routes = restRoutes(appRouter).map((r) => ({ ...r, concrete: r.url.replace(/:\w+/g, UNKNOWN_ID) }));
@@ -21,7 +49,8 @@ for (const lane of lanes()) {
     before(async () => ({ t, admin } = await startWithAdmin(lane)));
     after(async () => t.close());
 
-    const catalogue = async (token = admin) => ok<{ code: string; name: string; module: string }[]>(await t.request('GET', '/api/permissions', { token }));
+    const catalogue = async (token = admin) =>
+      ok<{ code: string; name: string; module: string }[]>(await t.request('GET', '/api/permissions', { token }));
 
     test('GET /permissions answers a plain data array of {code, name, module}', async () => {
       const res = await t.request('GET', '/api/permissions', { token: admin });
@@ -49,9 +78,20 @@ for (const lane of lanes()) {
     });
 
     test('an application permission appears once registered and can be put into a role', async () => {
-      assertError(await t.request('POST', '/api/roles', { token: admin, body: { name: unique('r'), permissions: ['report:run'] } }), 400, 'E4001', /report:run/);
+      assertError(
+        await t.request('POST', '/api/roles', {
+          token: admin,
+          body: { name: unique('r'), permissions: ['report:run'] },
+        }),
+        400,
+        'E4001',
+        /report:run/,
+      );
       t.c.permissions.register({ code: 'report:run', name: 'Run reports', module: 'Reports' });
-      assert.deepEqual((await catalogue()).find((p) => p.code === 'report:run'), { code: 'report:run', name: 'Run reports', module: 'Reports' });
+      assert.deepEqual(
+        (await catalogue()).find((p) => p.code === 'report:run'),
+        { code: 'report:run', name: 'Run reports', module: 'Reports' },
+      );
 
       const role = await createRole(t, admin, ['report:run', 'user:list']);
       assert.deepEqual(role.permissions, ['report:run', 'user:list']);
@@ -59,17 +99,39 @@ for (const lane of lanes()) {
       const token = await t.login(user.username, PASSWORD);
       const me = ok(await t.request('GET', '/api/auth/me', { token }));
       assert.deepEqual(me.permissions, ['report:run', 'user:list']);
-      assert.ok(ok(await t.request('GET', '/api/auth/me', { token: admin })).permissions.includes('report:run'), 'admins hold it too');
+      assert.ok(
+        ok(await t.request('GET', '/api/auth/me', { token: admin })).permissions.includes('report:run'),
+        'admins hold it too',
+      );
 
       // A holder may pass it on; someone without it may not.
       const grantor = await t.userWith(['role:create', 'report:run']);
-      ok(await t.request('POST', '/api/roles', { token: grantor.token, body: { name: unique('r'), permissions: ['report:run'] } }), 201);
+      ok(
+        await t.request('POST', '/api/roles', {
+          token: grantor.token,
+          body: { name: unique('r'), permissions: ['report:run'] },
+        }),
+        201,
+      );
       const stranger = await t.userWith(['role:create']);
-      assertError(await t.request('POST', '/api/roles', { token: stranger.token, body: { name: unique('r'), permissions: ['report:run'] } }), 403, 'E4031', /report:run/);
+      assertError(
+        await t.request('POST', '/api/roles', {
+          token: stranger.token,
+          body: { name: unique('r'), permissions: ['report:run'] },
+        }),
+        403,
+        'E4031',
+        /report:run/,
+      );
     });
 
     test('register rejects a malformed permission', () => {
-      for (const bad of [{ code: 'Report Run', name: 'x', module: 'x' }, { code: 'report', name: 'x', module: 'x' }, { code: 'report:run:now:later', name: 'x', module: 'x' }, { code: 'report:x', name: '', module: 'x' }]) {
+      for (const bad of [
+        { code: 'Report Run', name: 'x', module: 'x' },
+        { code: 'report', name: 'x', module: 'x' },
+        { code: 'report:run:now:later', name: 'x', module: 'x' },
+        { code: 'report:x', name: '', module: 'x' },
+      ]) {
         assert.throws(() => t.c.permissions.register(bad));
       }
     });
@@ -93,7 +155,10 @@ for (const lane of lanes()) {
       const needing = routes.filter((r) => r.meta.permission);
       assert.ok(needing.length >= 15, `only ${needing.length} routes`);
       for (const route of needing) {
-        const res = await t.request(route.method, `/api${route.concrete}`, { token: nobody.token, body: route.method === 'GET' || route.method === 'DELETE' ? undefined : {} });
+        const res = await t.request(route.method, `/api${route.concrete}`, {
+          token: nobody.token,
+          body: route.method === 'GET' || route.method === 'DELETE' ? undefined : {},
+        });
         assert.equal(res.status, 403, `${route.method} ${route.url}: ${res.status} ${res.text}`);
         assert.equal(res.body.code, 'E4031', `${route.method} ${route.url}`);
       }

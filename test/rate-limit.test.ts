@@ -21,16 +21,22 @@ describe('rate limiter windows', () => {
 for (const lane of lanes()) {
   describe(`rate limits [${lane.name}]`, () => {
     test('login per client IP + username: headers, 429 E4291, other usernames unaffected', async () => {
-      const t = await startConsole(lane, { rate_limit: { enabled: true, login_per_minute: 3, global_per_minute: 1000 } });
+      const t = await startConsole(lane, {
+        rate_limit: { enabled: true, login_per_minute: 3, global_per_minute: 1000 },
+      });
       try {
-        const login = (username: string) => t.request('POST', '/api/auth/login', { body: { username, password: 'wrong-password' } });
+        const login = (username: string) =>
+          t.request('POST', '/api/auth/login', { body: { username, password: 'wrong-password' } });
         const now = Math.floor(Date.now() / 1000);
         const first = await login('someone');
         assert.equal(first.status, 401);
         assert.equal(first.headers['x-ratelimit-limit'], '3');
         assert.equal(first.headers['x-ratelimit-remaining'], '2');
         const reset = Number(first.headers['x-ratelimit-reset']);
-        assert.ok(reset >= now + 59 && reset <= now + 65, `reset ${reset} is a Unix time about a minute ahead of ${now}`);
+        assert.ok(
+          reset >= now + 59 && reset <= now + 65,
+          `reset ${reset} is a Unix time about a minute ahead of ${now}`,
+        );
         await login('someone');
         await login('someone');
         const limited = await login('Someone');
@@ -39,17 +45,23 @@ for (const lane of lanes()) {
         assert.equal(limited.headers['x-ratelimit-remaining'], '0');
         assert.equal((await login('another')).status, 401, 'another username has its own window');
         // The right password does not get past the limit either.
-        assert.equal((await t.request('POST', '/api/auth/login', { body: { username: 'admin', password: 'x' } })).status, 401);
+        assert.equal(
+          (await t.request('POST', '/api/auth/login', { body: { username: 'admin', password: 'x' } })).status,
+          401,
+        );
       } finally {
         await t.close();
       }
     });
 
     test('global limit per client IP, and per user when authenticated', async () => {
-      const t = await startConsole(lane, { rate_limit: { enabled: true, login_per_minute: 100, global_per_minute: 5 } });
+      const t = await startConsole(lane, {
+        rate_limit: { enabled: true, login_per_minute: 100, global_per_minute: 5 },
+      });
       try {
         const admin = await t.login();
-        for (let i = 0; i < 5; i++) assert.equal((await t.request('GET', '/api/auth/me', { token: admin })).status, 200);
+        for (let i = 0; i < 5; i++)
+          assert.equal((await t.request('GET', '/api/auth/me', { token: admin })).status, 200);
         const limited = await t.request('GET', '/api/auth/me', { token: admin });
         assert.equal(limited.status, 429);
         assert.equal(limited.body.code, 'E4291');
@@ -58,7 +70,11 @@ for (const lane of lanes()) {
         const anonymous = await t.request('GET', '/api/users');
         assert.equal(anonymous.status, 401);
         assert.equal(anonymous.headers['x-ratelimit-remaining'], '3');
-        assert.equal((await t.request('GET', '/healthz')).headers['x-ratelimit-limit'], undefined, 'health checks are not limited');
+        assert.equal(
+          (await t.request('GET', '/healthz')).headers['x-ratelimit-limit'],
+          undefined,
+          'health checks are not limited',
+        );
       } finally {
         await t.close();
       }

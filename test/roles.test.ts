@@ -1,7 +1,18 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { lanes, type TestConsole } from './support/harness.ts';
-import { assertError, assertPaginationRules, createRole, createUser, ok, PASSWORD, sleep, unique, startWithAdmin, UNKNOWN_ID } from './support/identity.ts';
+import {
+  assertError,
+  assertPaginationRules,
+  createRole,
+  createUser,
+  ok,
+  PASSWORD,
+  sleep,
+  unique,
+  startWithAdmin,
+  UNKNOWN_ID,
+} from './support/identity.ts';
 
 const ROLE_KEYS = ['created_at', 'description', 'id', 'is_system', 'name', 'org_id', 'permissions', 'updated_at'];
 
@@ -13,7 +24,9 @@ for (const lane of lanes()) {
     before(async () => {
       ({ t, admin } = await startWithAdmin(lane));
       const roles = ok(await t.request('GET', '/api/roles?search=&page_size=100', { token: admin }));
-      system = Object.fromEntries(roles.filter((r: { is_system: boolean }) => r.is_system).map((r: { name: string }) => [r.name, r]));
+      system = Object.fromEntries(
+        roles.filter((r: { is_system: boolean }) => r.is_system).map((r: { name: string }) => [r.name, r]),
+      );
     });
     after(async () => t.close());
 
@@ -24,17 +37,29 @@ for (const lane of lanes()) {
 
     test('the system roles exist: admin holds everything, viewer only list and view codes', async () => {
       assert.deepEqual(Object.keys(system).sort(), ['admin', 'operator', 'viewer']);
-      const catalogue = ok(await t.request('GET', '/api/permissions', { token: admin })).map((p: { code: string }) => p.code);
+      const catalogue = ok(await t.request('GET', '/api/permissions', { token: admin })).map(
+        (p: { code: string }) => p.code,
+      );
       assert.deepEqual([...system.admin!.permissions].sort(), [...catalogue].sort());
       assert.ok(system.viewer!.permissions.length > 0);
-      assert.ok(system.viewer!.permissions.every((p) => /:(list|view)$/.test(p)), system.viewer!.permissions.join());
-      assert.ok(!system.operator!.permissions.some((p) => p.endsWith(':delete') || p === 'system:settings:update' || p.startsWith('org:')));
+      assert.ok(
+        system.viewer!.permissions.every((p) => /:(list|view)$/.test(p)),
+        system.viewer!.permissions.join(),
+      );
+      assert.ok(
+        !system.operator!.permissions.some(
+          (p) => p.endsWith(':delete') || p === 'system:settings:update' || p.startsWith('org:'),
+        ),
+      );
       assert.ok(system.operator!.permissions.includes('user:create'));
     });
 
     test('create answers 201 with id, is_system and timestamps; get, list and search find it', async () => {
       const name = unique('Ops');
-      const role = ok(await post({ name, description: 'Runs things', permissions: ['user:view', 'user:list', 'user:list'] }), 201);
+      const role = ok(
+        await post({ name, description: 'Runs things', permissions: ['user:view', 'user:list', 'user:list'] }),
+        201,
+      );
       assert.deepEqual(Object.keys(role).sort(), ROLE_KEYS);
       assert.equal(role.name, name);
       assert.equal(role.description, 'Runs things');
@@ -51,8 +76,14 @@ for (const lane of lanes()) {
       const later = await createRole(t, admin, [], `${name}-b`);
       const found = await t.request('GET', `/api/roles?search=${name.toLowerCase()}`, { token: admin });
       assert.equal(found.body.total, 2);
-      assert.deepEqual(found.body.data.map((r: { id: string }) => r.id), [later.id, role.id]);
-      assert.equal((await t.request('GET', `/api/roles?search=${encodeURIComponent('%')}`, { token: admin })).body.total, 0);
+      assert.deepEqual(
+        found.body.data.map((r: { id: string }) => r.id),
+        [later.id, role.id],
+      );
+      assert.equal(
+        (await t.request('GET', `/api/roles?search=${encodeURIComponent('%')}`, { token: admin })).body.total,
+        0,
+      );
     });
 
     test('list: envelope, defaults and bounds; a new role shows at once', async () => {
@@ -140,14 +171,26 @@ for (const lane of lanes()) {
       assertError(await listUsers(), 403, 'E4031');
       ok(await t.request('PUT', `/api/users/${user.id}`, { token: admin, body: { role_ids: [system.viewer!.id] } }));
       ok(await listUsers());
-      assert.deepEqual(ok(await t.request('GET', '/api/auth/me', { token })).roles.map((r: { name: string }) => r.name), ['viewer']);
+      assert.deepEqual(
+        ok(await t.request('GET', '/api/auth/me', { token })).roles.map((r: { name: string }) => r.name),
+        ['viewer'],
+      );
     });
 
     test('privilege escalation: roles can carry only permissions their editor holds', async () => {
       const editor = await t.userWith(['role:create', 'role:update', 'role:list', 'user:list']);
-      assertError(await post({ name: unique(), permissions: ['user:list', 'user:delete'] }, editor.token), 403, 'E4031', /user:delete/);
+      assertError(
+        await post({ name: unique(), permissions: ['user:list', 'user:delete'] }, editor.token),
+        403,
+        'E4031',
+        /user:delete/,
+      );
       const own = ok(await post({ name: unique(), permissions: ['user:list'] }, editor.token), 201);
-      assertError(await put(own.id, { permissions: ['user:list', 'system:settings:update'] }, editor.token), 403, 'E4031');
+      assertError(
+        await put(own.id, { permissions: ['user:list', 'system:settings:update'] }, editor.token),
+        403,
+        'E4031',
+      );
       assert.deepEqual(ok(await get(own.id)).permissions, ['user:list']);
       ok(await put(own.id, { permissions: ['role:list'] }, editor.token));
 
@@ -159,7 +202,11 @@ for (const lane of lanes()) {
       assert.equal(unchanged.description, '');
       assert.deepEqual(unchanged.permissions, ['user:delete', 'user:list']);
 
-      assertError(await put(system.operator!.id, { permissions: [...system.operator!.permissions, 'role:delete'] }, editor.token), 403, 'E4031');
+      assertError(
+        await put(system.operator!.id, { permissions: [...system.operator!.permissions, 'role:delete'] }, editor.token),
+        403,
+        'E4031',
+      );
       assertError(await post({ name: 'admin', permissions: [] }, editor.token), 403, 'E4031');
     });
 
@@ -168,12 +215,27 @@ for (const lane of lanes()) {
       const strong = await createRole(t, admin, ['user:list', 'user:delete']);
       const manager = await t.userWith(['user:create', 'user:update', 'user:list']);
       const target = await createUser(t, admin);
-      const assign = (roleIds: string[], token = manager.token) => t.request('PUT', `/api/users/${target.id}`, { token, body: { role_ids: roleIds } });
+      const assign = (roleIds: string[], token = manager.token) =>
+        t.request('PUT', `/api/users/${target.id}`, { token, body: { role_ids: roleIds } });
 
       assertError(await assign([strong.id]), 403, 'E4031', /user:delete/);
       assertError(await assign([system.admin!.id]), 403, 'E4031');
-      assertError(await t.request('PUT', `/api/users/${manager.id}`, { token: manager.token, body: { role_ids: [system.admin!.id] } }), 403, 'E4031');
-      assertError(await t.request('POST', '/api/users', { token: manager.token, body: { username: unique(), email: `${unique()}@example.test`, password: PASSWORD, role_ids: [strong.id] } }), 403, 'E4031');
+      assertError(
+        await t.request('PUT', `/api/users/${manager.id}`, {
+          token: manager.token,
+          body: { role_ids: [system.admin!.id] },
+        }),
+        403,
+        'E4031',
+      );
+      assertError(
+        await t.request('POST', '/api/users', {
+          token: manager.token,
+          body: { username: unique(), email: `${unique()}@example.test`, password: PASSWORD, role_ids: [strong.id] },
+        }),
+        403,
+        'E4031',
+      );
       assert.deepEqual(ok(await t.request('GET', `/api/users/${target.id}`, { token: admin })).roles, []);
 
       assert.deepEqual(ok(await assign([small.id])).roles, [{ id: small.id, name: small.name }]);
@@ -184,7 +246,10 @@ for (const lane of lanes()) {
       ok(await assign([strong.id], admin));
 
       const promoted = ok(await assign([system.admin!.id], admin));
-      assert.deepEqual(promoted.roles.map((r: { name: string }) => r.name), ['admin']);
+      assert.deepEqual(
+        promoted.roles.map((r: { name: string }) => r.name),
+        ['admin'],
+      );
       const promotedToken = await t.login(target.username, PASSWORD);
       ok(await t.request('DELETE', `/api/roles/${small.id}`, { token: promotedToken }));
     });

@@ -19,7 +19,8 @@ for (const lane of lanes()) {
   describe(`settings [${lane.name}]`, () => {
     let t: TestConsole;
     let admin: string;
-    const get = async () => (await t.request('GET', '/api/system/settings', { token: admin })).body.data as Record<string, string>;
+    const get = async () =>
+      (await t.request('GET', '/api/system/settings', { token: admin })).body.data as Record<string, string>;
     const put = (body: unknown, token = admin) => t.request('PUT', '/api/system/settings', { token, body });
 
     before(async () => {
@@ -43,7 +44,11 @@ for (const lane of lanes()) {
       assert.equal(res.body.code, '0');
       assert.equal(res.body.data.audit_log_retention_days, '90');
       assert.equal(res.body.data.welcome_email_enabled, 'true');
-      assert.equal(res.body.data.session_idle_timeout_minutes, DEFAULTS.session_idle_timeout_minutes, 'untouched keys are in the answer');
+      assert.equal(
+        res.body.data.session_idle_timeout_minutes,
+        DEFAULTS.session_idle_timeout_minutes,
+        'untouched keys are in the answer',
+      );
       assert.deepEqual(await get(), res.body.data);
       await put({ audit_log_retention_days: DEFAULTS.audit_log_retention_days, welcome_email_enabled: 'false' });
     });
@@ -137,15 +142,26 @@ for (const lane of lanes()) {
 
     test('a change holds on this node at once', async () => {
       assert.equal((await put({ password_min_length: '12' })).status, 200);
-      const short = await t.request('POST', '/api/users', { token: admin, body: { username: 'shortpw', email: 'shortpw@example.test', password: 'elevenchars' } });
+      const short = await t.request('POST', '/api/users', {
+        token: admin,
+        body: { username: 'shortpw', email: 'shortpw@example.test', password: 'elevenchars' },
+      });
       assert.equal(short.status, 400);
       assert.equal(short.body.code, 'E4001');
       assert.equal((await put({ password_min_length: '8' })).status, 200);
-      const fine = await t.request('POST', '/api/users', { token: admin, body: { username: 'shortpw', email: 'shortpw@example.test', password: 'elevenchars' } });
+      const fine = await t.request('POST', '/api/users', {
+        token: admin,
+        body: { username: 'shortpw', email: 'shortpw@example.test', password: 'elevenchars' },
+      });
       assert.equal(fine.status, 201, fine.text);
 
       assert.equal((await put({ login_failure_attempts: '2' })).status, 200);
-      for (let i = 0; i < 2; i++) assert.equal((await t.request('POST', '/api/auth/login', { body: { username: 'shortpw', password: 'wrong-password' } })).status, 401);
+      for (let i = 0; i < 2; i++)
+        assert.equal(
+          (await t.request('POST', '/api/auth/login', { body: { username: 'shortpw', password: 'wrong-password' } }))
+            .status,
+          401,
+        );
       const locked = await t.request('GET', `/api/users/${fine.body.data.id}`, { token: admin });
       assert.equal(locked.body.data.status, 'locked');
       await put({ login_failure_attempts: DEFAULTS.login_failure_attempts });

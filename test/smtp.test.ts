@@ -42,11 +42,18 @@ for (const lane of lanes()) {
       return s;
     };
     const put = (body: unknown, token = admin) => t.request('PUT', '/api/system/settings/smtp', { token, body });
-    const sendTest = (to = 'someone@example.com') => t.request('POST', '/api/system/settings/smtp/test', { token: admin, body: { to, subject: 'Hello', body: 'test body' } });
+    const sendTest = (to = 'someone@example.com') =>
+      t.request('POST', '/api/system/settings/smtp/test', {
+        token: admin,
+        body: { to, subject: 'Hello', body: 'test body' },
+      });
 
     before(async () => {
       // SQLite runs without a key (one is generated beside the database); shared databases need one configured.
-      t = await startConsole(lane, lane.name === 'sqlite' ? {} : { global: { encrypt_key: KEY } }, { logger: logs.logger, mailTls: { rejectUnauthorized: false } });
+      t = await startConsole(lane, lane.name === 'sqlite' ? {} : { global: { encrypt_key: KEY } }, {
+        logger: logs.logger,
+        mailTls: { rejectUnauthorized: false },
+      });
       admin = await t.login();
     });
     after(async () => {
@@ -97,10 +104,17 @@ for (const lane of lanes()) {
       assert.equal(String(stored.value).includes(SECRET), false, 'stored encrypted');
       const audit = await t.request('GET', '/api/audit-logs?resource_type=smtp', { token: admin });
       assert.ok(audit.body.data.length >= 1);
-      for (const text of [saved.text, read.text, sent.text, audit.text, JSON.stringify(logs.lines)]) assert.equal(text.includes(SECRET), false);
+      for (const text of [saved.text, read.text, sent.text, audit.text, JSON.stringify(logs.lines)])
+        assert.equal(text.includes(SECRET), false);
       if (lane.name === 'sqlite') {
-        assert.ok(existsSync(join(dirname(t.database.path as string), 'console.key')), 'key generated beside the database');
-        assert.ok(logs.lines.some((l) => String(l.msg).includes('global.encrypt_key')), 'a warning says the key was generated');
+        assert.ok(
+          existsSync(join(dirname(t.database.path as string), 'console.key')),
+          'key generated beside the database',
+        );
+        assert.ok(
+          logs.lines.some((l) => String(l.msg).includes('global.encrypt_key')),
+          'a warning says the key was generated',
+        );
       }
     });
 

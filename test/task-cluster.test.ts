@@ -40,16 +40,36 @@ for (const lane of lanes().filter((l) => l.name !== 'sqlite' && l.name !== 'clic
       ];
       assert.ok(await until(() => runs.size === ids.length, 60_000), `${runs.size} of ${ids.length} ran`);
       const { knex, t } = nodes[0]!.db;
-      assert.ok(await until(async () => Number(((await knex(t.tasks).where('type', 'count').where('status', 'success').count({ n: '*' }))[0] as { n: unknown }).n) === ids.length, 5000));
-      assert.deepEqual([...runs.values()].filter((n) => n !== 1), [], 'no task ran twice');
-      assert.ok(byNode.every((n) => n > 0), `every node took work: ${byNode.join(', ')}`);
+      assert.ok(
+        await until(
+          async () =>
+            Number(
+              (
+                (await knex(t.tasks).where('type', 'count').where('status', 'success').count({ n: '*' }))[0] as {
+                  n: unknown;
+                }
+              ).n,
+            ) === ids.length,
+          5000,
+        ),
+      );
+      assert.deepEqual(
+        [...runs.values()].filter((n) => n !== 1),
+        [],
+        'no task ran twice',
+      );
+      assert.ok(
+        byNode.every((n) => n > 0),
+        `every node took work: ${byNode.join(', ')}`,
+      );
     });
 
     test('creates one at a time on a fourth node while three nodes claim: no error, no task lost or run twice', async () => {
       const creator = await startEngineNode(database);
       try {
         const runs = new Map<string, number>();
-        for (const n of nodes) n.engine.register('busy_create', async (ctx) => void runs.set(ctx.task.id, (runs.get(ctx.task.id) ?? 0) + 1));
+        for (const n of nodes)
+          n.engine.register('busy_create', async (ctx) => void runs.set(ctx.task.id, (runs.get(ctx.task.id) ?? 0) + 1));
         // Four creators of 500 each, every create its own INSERT, against claims locking the same index.
         const ids = (
           await Promise.all(
@@ -62,12 +82,32 @@ for (const lane of lanes().filter((l) => l.name !== 'sqlite' && l.name !== 'clic
         ).flat();
         assert.equal(new Set(ids).size, 2000);
         assert.ok(await until(() => runs.size === ids.length, 60_000), `${runs.size} of ${ids.length} ran`);
-        assert.deepEqual([...runs.values()].filter((n) => n !== 1), [], 'no task ran twice');
+        assert.deepEqual(
+          [...runs.values()].filter((n) => n !== 1),
+          [],
+          'no task ran twice',
+        );
         const { knex, t } = creator.db;
         const stored = (await knex(t.tasks).where('type', 'busy_create').select('id')) as { id: string }[];
         assert.equal(stored.length, ids.length, 'one row per create');
-        assert.match(await creator.registry.metrics(), /db_retries_total\{reason="deadlock"\} \d+/, 'lost races are counted');
-        assert.ok(await until(async () => Number(((await knex(t.tasks).where({ type: 'busy_create', status: 'success' }).count({ n: '*' }))[0] as { n: unknown }).n) === ids.length, 5000));
+        assert.match(
+          await creator.registry.metrics(),
+          /db_retries_total\{reason="deadlock"\} \d+/,
+          'lost races are counted',
+        );
+        assert.ok(
+          await until(
+            async () =>
+              Number(
+                (
+                  (await knex(t.tasks).where({ type: 'busy_create', status: 'success' }).count({ n: '*' }))[0] as {
+                    n: unknown;
+                  }
+                ).n,
+              ) === ids.length,
+            5000,
+          ),
+        );
       } finally {
         await creator.close();
       }
@@ -76,7 +116,13 @@ for (const lane of lanes().filter((l) => l.name !== 'sqlite' && l.name !== 'clic
     test('cancel through one node stops the runner on another within about a second', async () => {
       const [a, b] = nodes;
       let abortedAt = 0;
-      b!.engine.register('remote_cancel', (ctx) => new Promise((_, reject) => ctx.signal.addEventListener('abort', () => ((abortedAt = performance.now()), reject(ctx.signal.reason)))));
+      b!.engine.register(
+        'remote_cancel',
+        (ctx) =>
+          new Promise((_, reject) =>
+            ctx.signal.addEventListener('abort', () => ((abortedAt = performance.now()), reject(ctx.signal.reason))),
+          ),
+      );
       const task = await a!.engine.create({ type: 'remote_cancel' });
       assert.ok(await until(() => b!.engine.isRunningHere(task!.id), 5000), 'running on node B');
       const t0 = performance.now();
@@ -94,7 +140,13 @@ for (const lane of lanes().filter((l) => l.name !== 'sqlite' && l.name !== 'clic
       }
       await sleep(2300);
       const { knex, t } = nodes[0]!.db;
-      const fired = (await knex(t.tasks).where('cron_schedule_id', 'every-second').select('fire_key', 'creator_id', 'category')) as { fire_key: string; creator_id: string | null; category: string }[];
+      const fired = (await knex(t.tasks)
+        .where('cron_schedule_id', 'every-second')
+        .select('fire_key', 'creator_id', 'category')) as {
+        fire_key: string;
+        creator_id: string | null;
+        category: string;
+      }[];
       assert.ok(fired.length >= 1 && fired.length <= 3, `${fired.length} tasks in ~2.3 s of one-second fires`);
       assert.equal(new Set(fired.map((f) => f.fire_key)).size, fired.length);
       assert.ok(fired.every((f) => f.creator_id === null && f.category === 'system'));
@@ -104,7 +156,10 @@ for (const lane of lanes().filter((l) => l.name !== 'sqlite' && l.name !== 'clic
       assert.equal(off.enabled, false);
       assert.equal(off.next_run, null);
       await sleep(200);
-      const count = async () => Number(((await knex(t.tasks).where('cron_schedule_id', 'every-second').count({ n: '*' }))[0] as { n: unknown }).n);
+      const count = async () =>
+        Number(
+          ((await knex(t.tasks).where('cron_schedule_id', 'every-second').count({ n: '*' }))[0] as { n: unknown }).n,
+        );
       const settled = await count();
       await sleep(1200);
       assert.equal(await count(), settled, 'no node fires a disabled schedule');
@@ -118,23 +173,42 @@ for (const lane of lanes().filter((l) => l.name !== 'sqlite' && l.name !== 'clic
         stdio: ['ignore', 'pipe', 'inherit'],
       });
       try {
-        const [line] = (await once(child.stdout!, 'data', { signal: AbortSignal.timeout(20_000) })) as [Buffer | string];
+        const [line] = (await once(child.stdout!, 'data', { signal: AbortSignal.timeout(20_000) })) as [
+          Buffer | string,
+        ];
         const workerId = /^ready (\S+)/.exec(String(line))?.[1];
         assert.ok(workerId, `child said ${String(line)}`);
 
-        const tasks = (await Promise.all([1, 2, 3, 4, 5].map(() => nodes[0]!.engine.create({ type: 'crash_victim' })))) as TaskJson[];
+        const tasks = (await Promise.all(
+          [1, 2, 3, 4, 5].map(() => nodes[0]!.engine.create({ type: 'crash_victim' })),
+        )) as TaskJson[];
         const ids = tasks.map((x) => x.id);
         const { knex, t } = nodes[0]!.db;
-        const heldByChild = async () => Number(((await knex(t.tasks).whereIn('id', ids).where({ status: 'running', worker_id: workerId }).count({ n: '*' }))[0] as { n: unknown }).n);
+        const heldByChild = async () =>
+          Number(
+            (
+              (
+                await knex(t.tasks)
+                  .whereIn('id', ids)
+                  .where({ status: 'running', worker_id: workerId })
+                  .count({ n: '*' })
+              )[0] as { n: unknown }
+            ).n,
+          );
         assert.ok(await until(async () => (await heldByChild()) === 5, 10_000), 'the child runs all five');
 
         child.kill('SIGKILL');
         await once(child, 'exit');
         const killedAt = Date.now();
         const reran = new Map<string, number>();
-        for (const n of nodes.slice(0, 2)) n.engine.register('crash_victim', async (ctx) => void reran.set(ctx.task.id, (reran.get(ctx.task.id) ?? 0) + 1));
+        for (const n of nodes.slice(0, 2))
+          n.engine.register(
+            'crash_victim',
+            async (ctx) => void reran.set(ctx.task.id, (reran.get(ctx.task.id) ?? 0) + 1),
+          );
 
-        const done = async () => (await Promise.all(ids.map((id) => nodes[0]!.engine.get(id)))).every((x) => x?.status === 'success');
+        const done = async () =>
+          (await Promise.all(ids.map((id) => nodes[0]!.engine.get(id)))).every((x) => x?.status === 'success');
         assert.ok(await until(done, 10_000), 'all five completed on the surviving nodes');
         const recoveredAfter = Date.now() - killedAt;
         assert.ok(recoveredAfter < 6000, `recovered ${recoveredAfter} ms after the kill`);

@@ -69,7 +69,10 @@ for (const lane of lanes()) {
       assert.equal(task?.status, 'pending');
       assert.ok(await until(() => startedAt > 0, 2000));
       assert.ok(startedAt - t0 < 500, `started ${Math.round(startedAt - t0)} ms after create (poll interval is 10 s)`);
-      assert.ok(await until(async () => (await engine.get(task!.id))?.progress === 40, 1000), 'progress visible while running');
+      assert.ok(
+        await until(async () => (await engine.get(task!.id))?.progress === 40, 1000),
+        'progress visible while running',
+      );
       const done = await waitFor(engine, task!.id, 'success');
       assert.equal(done.progress, 100);
       assert.equal(done.result, JSON.stringify({ total: 3 }));
@@ -83,7 +86,10 @@ for (const lane of lanes()) {
           ['warn', 'almost done'],
         ],
       );
-      assert.deepEqual((await engine.logs(task!.id, 1, 10)).rows.map((l) => l.message), ['almost done']);
+      assert.deepEqual(
+        (await engine.logs(task!.id, 1, 10)).rows.map((l) => l.message),
+        ['almost done'],
+      );
     });
 
     test('the file log backend answers the same shape, and a task keeps the backend it ran with', async () => {
@@ -102,7 +108,10 @@ for (const lane of lanes()) {
         const logs = await engine.logs(task!.id, 0, 10);
         assert.equal(logs.total, 2);
         assert.deepEqual(Object.keys(logs.rows[0]!).sort(), ['created_at', 'id', 'level', 'message', 'task_id']);
-        assert.deepEqual(logs.rows.map((l) => l.level), ['info', 'error']);
+        assert.deepEqual(
+          logs.rows.map((l) => l.level),
+          ['info', 'error'],
+        );
       } finally {
         node.settings.set('task_log_storage_backend', 'database');
       }
@@ -134,7 +143,10 @@ for (const lane of lanes()) {
       assert.equal(cancelled.error, 'cancelled');
       assert.equal(cancelled.retry_count, 0, 'a cancelled run is not retried');
       assert.equal(seen.aborted, 1);
-      await assert.rejects(engine.cancel(task!.id), (e: Error & { code?: string }) => e.code === 'E4001' && /cancelled/.test(e.message));
+      await assert.rejects(
+        engine.cancel(task!.id),
+        (e: Error & { code?: string }) => e.code === 'E4001' && /cancelled/.test(e.message),
+      );
     });
 
     /**
@@ -142,7 +154,10 @@ for (const lane of lanes()) {
      * returns success anyway: what a runner that finished its work before it looked at the signal does.
      */
     function stubborn(gate: Promise<void>, seen: { keys: string[]; aborted: boolean }) {
-      return async (ctx: { signal: AbortSignal; artifact: (name: string, data: string, type: string) => Promise<string> }) => {
+      return async (ctx: {
+        signal: AbortSignal;
+        artifact: (name: string, data: string, type: string) => Promise<string>;
+      }) => {
         ctx.signal.addEventListener('abort', () => (seen.aborted = true));
         seen.keys.push(await ctx.artifact('first.csv', 'a\n', 'text/csv'));
         await gate;
@@ -152,7 +167,8 @@ for (const lane of lanes()) {
     }
 
     /** Whether an artifact's file is under the upload folder (artifacts/<month>/<key>). */
-    const onDisk = (key: string) => readdirSync(join(files, 'artifacts')).some((month) => existsSync(join(files, 'artifacts', month, key)));
+    const onDisk = (key: string) =>
+      readdirSync(join(files, 'artifacts')).some((month) => existsSync(join(files, 'artifacts', month, key)));
 
     /** The task ended cancelled with no result and none of the runner's artifacts left (row or file). */
     async function assertCancelledWithoutArtifacts(id: string, keys: string[]) {
@@ -164,7 +180,10 @@ for (const lane of lanes()) {
       assert.equal(keys.length, 2);
       for (const key of keys) assert.equal(await engine.artifacts.find(key), undefined, `artifact ${key} removed`);
       for (const key of keys) assert.equal(onDisk(key), false, `artifact ${key} removed from disk`);
-      await assert.rejects(engine.cancel(id), (e: Error & { code?: string }) => e.code === 'E4001' && /cancelled/.test(e.message));
+      await assert.rejects(
+        engine.cancel(id),
+        (e: Error & { code?: string }) => e.code === 'E4001' && /cancelled/.test(e.message),
+      );
     }
 
     test('a cancel answered 200 ends the task cancelled even when the runner ignores it and returns success', async () => {
@@ -185,7 +204,9 @@ for (const lane of lanes()) {
 
     test('a cancel on one node of a task running on another that has not heard of it still ends it cancelled', async () => {
       // Node B renews too rarely to see the flag, and its change feed is closed: it is never told of the cancel.
-      const other = await startEngineNode(database, { config: { leaseTtlMs: 120_000, leaseRenewIntervalMs: 60_000, fileUploadPath: files } });
+      const other = await startEngineNode(database, {
+        config: { leaseTtlMs: 120_000, leaseRenewIntervalMs: 60_000, fileUploadPath: files },
+      });
       const type = uniqueType('unheard');
       try {
         let open!: () => void;
@@ -209,7 +230,10 @@ for (const lane of lanes()) {
       engine.register(type, async () => 'done');
       const task = await engine.create({ type });
       await waitFor(engine, task!.id, 'success');
-      await assert.rejects(engine.cancel(task!.id), (e: Error & { code?: string }) => e.code === 'E4001' && e.message === 'cannot cancel a task that is success');
+      await assert.rejects(
+        engine.cancel(task!.id),
+        (e: Error & { code?: string }) => e.code === 'E4001' && e.message === 'cannot cancel a task that is success',
+      );
       assert.equal((await engine.get(task!.id))?.result, '"done"', 'the finished task is left as it was');
     });
 
@@ -243,7 +267,11 @@ for (const lane of lanes()) {
       assert.ok(attempts[1]! - attempts[0]! >= 45, `first backoff ${attempts[1]! - attempts[0]!}`);
       assert.ok(attempts[2]! - attempts[1]! >= 95, `second backoff ${attempts[2]! - attempts[1]!}`);
       const logs = await engine.logs(task!.id, 0, 10);
-      assert.deepEqual(logs.rows.map((l) => l.level), ['warn', 'warn', 'error'], 'each retry and the failure are logged');
+      assert.deepEqual(
+        logs.rows.map((l) => l.level),
+        ['warn', 'warn', 'error'],
+        'each retry and the failure are logged',
+      );
 
       succeed = true;
       assert.equal((await engine.retry(task!.id)).retry_count, 0, 'a manual retry resets the count');
@@ -287,13 +315,22 @@ for (const lane of lanes()) {
         assert.ok(await until(() => now === 3));
         await sleep(200);
         assert.equal(now, 3, 'the rest wait pending');
-        const running = await node.db.knex(node.db.t.tasks).whereIn('id', ids).where('status', 'running').count({ n: '*' });
+        const running = await node.db
+          .knex(node.db.t.tasks)
+          .whereIn('id', ids)
+          .where('status', 'running')
+          .count({ n: '*' });
         assert.equal(Number((running[0] as { n: unknown }).n), 3, 'the database agrees');
 
         node.settings.set('task_max_concurrent', 5);
         assert.ok(await until(() => now === 5), 'resized without a restart');
         release();
-        assert.ok(await until(async () => (await Promise.all(ids.map((id) => engine.get(id)))).every((t) => t?.status === 'success'), 5000));
+        assert.ok(
+          await until(
+            async () => (await Promise.all(ids.map((id) => engine.get(id)))).every((t) => t?.status === 'success'),
+            5000,
+          ),
+        );
         assert.equal(peak, 5);
         gate = new Promise<void>((r) => (release = r));
         release();
@@ -311,11 +348,19 @@ for (const lane of lanes()) {
     });
 
     test('a run whose lease cannot be renewed is aborted before the lease it last wrote runs out', async () => {
-      const other = await startEngineNode(database, { config: { leaseTtlMs: 2000, leaseRenewIntervalMs: 200, fileUploadPath: files } });
+      const other = await startEngineNode(database, {
+        config: { leaseTtlMs: 2000, leaseRenewIntervalMs: 200, fileUploadPath: files },
+      });
       const type = uniqueType('lapse');
       try {
         let abortedAt = 0;
-        other.engine.register(type, (ctx) => new Promise((_, reject) => ctx.signal.addEventListener('abort', () => ((abortedAt = Date.now()), reject(ctx.signal.reason)))));
+        other.engine.register(
+          type,
+          (ctx) =>
+            new Promise((_, reject) =>
+              ctx.signal.addEventListener('abort', () => ((abortedAt = Date.now()), reject(ctx.signal.reason))),
+            ),
+        );
         const task = await other.engine.create({ type });
         await waitFor(other.engine, task!.id, 'running');
         await sleep(500);

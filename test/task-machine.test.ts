@@ -60,7 +60,11 @@ describe('task machine', () => {
     d = decide('running', d.facts, { type: 'FAIL' });
     assert.deepEqual([d.status, d.facts.retryCount, d.facts.retryDelayMs], ['pending', 2, 200]);
     d = decide('running', d.facts, { type: 'FAIL' });
-    assert.deepEqual([d.status, d.facts.retryCount, d.facts.retryDelayMs], ['pending', 3, 350], 'capped at the maximum');
+    assert.deepEqual(
+      [d.status, d.facts.retryCount, d.facts.retryDelayMs],
+      ['pending', 3, 350],
+      'capped at the maximum',
+    );
     d = decide('running', d.facts, { type: 'FAIL' });
     assert.equal(d.status, 'failed', 'no retries left');
     assert.equal(d.facts.retryCount, 3);
@@ -78,8 +82,16 @@ describe('task machine', () => {
     const asked = decide('running', facts({ maxRetries: 5 }), { type: 'CANCEL' });
     assert.equal(asked.status, 'running');
     assert.equal(asked.facts.cancelRequested, true);
-    assert.equal(decide('running', asked.facts, { type: 'FAIL' }).status, 'cancelled', 'not retried although retries are left');
-    assert.equal(decide('running', asked.facts, { type: 'SUCCEED' }).status, 'cancelled', 'a runner that returns anyway does not succeed');
+    assert.equal(
+      decide('running', asked.facts, { type: 'FAIL' }).status,
+      'cancelled',
+      'not retried although retries are left',
+    );
+    assert.equal(
+      decide('running', asked.facts, { type: 'SUCCEED' }).status,
+      'cancelled',
+      'a runner that returns anyway does not succeed',
+    );
   });
 
   test('a cancel requested before the lease ran out or the node shut down ends the task', () => {
@@ -94,7 +106,10 @@ describe('task machine', () => {
   });
 
   test('an actor restored from a stored status runs the same transitions', () => {
-    const actor = createActor(taskMachine, { input: facts({ maxRetries: 1 }), snapshot: snapshotOf('pending', facts({ maxRetries: 1 })) }).start();
+    const actor = createActor(taskMachine, {
+      input: facts({ maxRetries: 1 }),
+      snapshot: snapshotOf('pending', facts({ maxRetries: 1 })),
+    }).start();
     actor.send({ type: 'CLAIM' });
     assert.equal(actor.getSnapshot().value, 'running');
     actor.send({ type: 'FAIL' });

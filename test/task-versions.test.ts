@@ -21,7 +21,18 @@ for (const lane of lanes()) {
     const id = randomUUID();
     await installBefore(config, '006_task_versions', async (old) => {
       const at = old.dialect.toDbTime(new Date());
-      await old.knex(old.t.tasks).insert({ id, type: 'upgraded', status: 'pending', category: 'system', payload: '{}', run_after: at, created_at: at, updated_at: at });
+      await old
+        .knex(old.t.tasks)
+        .insert({
+          id,
+          type: 'upgraded',
+          status: 'pending',
+          category: 'system',
+          payload: '{}',
+          run_after: at,
+          created_at: at,
+          updated_at: at,
+        });
     });
     const node = await startEngineNode(config.database!);
     try {
@@ -36,7 +47,10 @@ for (const lane of lanes()) {
 
 /** Every stored version of a task, oldest first: what ClickHouse keeps besides the newest one FINAL reads. */
 async function versions(db: Database, id: string): Promise<{ status: string; version: number }[]> {
-  const rows = (await db.knex.raw(`select status, version from ${db.t.tasks} where id = ? order by version settings final = 0`, [id])) as { status: string; version: string }[];
+  const rows = (await db.knex.raw(
+    `select status, version from ${db.t.tasks} where id = ? order by version settings final = 0`,
+    [id],
+  )) as { status: string; version: string }[];
   return rows.map((r) => ({ status: r.status, version: Number(r.version) }));
 }
 
@@ -46,10 +60,27 @@ async function stored(db: Database, id: string): Promise<string | undefined> {
 }
 
 function newTask(type: string): NewTaskRow {
-  return { id: randomUUID(), type, category: 'system', payload: '{}', max_retries: 0, creator_id: null, cron_schedule_id: null, fire_key: null, org_id: null };
+  return {
+    id: randomUUID(),
+    type,
+    category: 'system',
+    payload: '{}',
+    max_retries: 0,
+    creator_id: null,
+    cron_schedule_id: null,
+    fire_key: null,
+    org_id: null,
+  };
 }
 
-const claimOf = (types: string[], limit = 10) => ({ workerId: 'test', claimId: randomUUID(), types, limit, leaseMs: 60_000, patch: { status: 'running' as const } });
+const claimOf = (types: string[], limit = 10) => ({
+  workerId: 'test',
+  claimId: randomUUID(),
+  types,
+  limit,
+  leaseMs: 60_000,
+  patch: { status: 'running' as const },
+});
 
 /**
  * Makes the next INSERT through `db` take `after` once the server ran it: an answer that comes late (or, when
@@ -85,8 +116,14 @@ if (lane) {
     after(() => node.close({ drop: true }));
 
     test('the tasks table keeps each change as a new version, and reads return the newest', async () => {
-      const [info] = (await node.db.knex.raw('select engine, sorting_key from system.tables where database = currentDatabase() and name = ?', [node.db.t.tasks])) as { engine: string; sorting_key: string }[];
-      assert.deepEqual({ ...info, sorting_key: info!.sorting_key.replace(/^\((.*)\)$/, '$1') }, { engine: 'ReplacingMergeTree', sorting_key: 'id' });
+      const [info] = (await node.db.knex.raw(
+        'select engine, sorting_key from system.tables where database = currentDatabase() and name = ?',
+        [node.db.t.tasks],
+      )) as { engine: string; sorting_key: string }[];
+      assert.deepEqual(
+        { ...info, sorting_key: info!.sorting_key.replace(/^\((.*)\)$/, '$1') },
+        { engine: 'ReplacingMergeTree', sorting_key: 'id' },
+      );
       node.engine.register('versioned', async (ctx) => {
         ctx.progress(50);
         await sleep(150);
@@ -97,8 +134,14 @@ if (lane) {
       const all = await versions(node.db, task.id);
       assert.deepEqual(all[0], { status: 'pending', version: 0 });
       assert.equal(all.at(-1)!.status, 'success');
-      assert.ok(all.some((v) => v.status === 'running'), JSON.stringify(all));
-      assert.deepEqual(all.map((v) => v.version), [...all.map((v) => v.version)].sort((a, b) => a - b));
+      assert.ok(
+        all.some((v) => v.status === 'running'),
+        JSON.stringify(all),
+      );
+      assert.deepEqual(
+        all.map((v) => v.version),
+        [...all.map((v) => v.version)].sort((a, b) => a - b),
+      );
       assert.equal(new Set(all.map((v) => v.version)).size, all.length, 'every version is new');
       assert.equal((await findTask(node.db, task.id))!.version, all.at(-1)!.version);
     });
@@ -113,21 +156,51 @@ if (lane) {
       assert.equal(await stored(node.db, task.id), 'pending');
       await node.engine.remove(task.id);
       assert.equal(await node.engine.get(task.id), undefined);
-      assert.ok(((await node.db.knex(node.db.t.tasks).where('id', task.id).first('deleted_at')) as { deleted_at: unknown }).deleted_at);
+      assert.ok(
+        ((await node.db.knex(node.db.t.tasks).where('id', task.id).first('deleted_at')) as { deleted_at: unknown })
+          .deleted_at,
+      );
 
       // A run's outcome is buffered; any read through the store sees it.
       const other = (await node.engine.create({ type: 'never_registered' }))!;
-      const [mine] = await node.db.tasks.claim({ workerId: 'test', claimId: 'c1', types: ['never_registered'], limit: 1, leaseMs: 60_000, patch: { status: 'running' } });
+      const [mine] = await node.db.tasks.claim({
+        workerId: 'test',
+        claimId: 'c1',
+        types: ['never_registered'],
+        limit: 1,
+        leaseMs: 60_000,
+        patch: { status: 'running' },
+      });
       assert.equal(mine?.id, other.id, 'the deleted task is not claimed; the new one is');
-      assert.deepEqual(await node.db.tasks.change([{ id: other.id, fence: { status: 'running', claimId: 'c1' }, patch: { status: 'success', progress: 100 } }]), [true]);
-      assert.deepEqual(await node.db.tasks.change([{ id: other.id, fence: { status: 'running', claimId: 'c1' }, patch: { status: 'failed' } }]), [false], 'fenced on the newest version');
+      assert.deepEqual(
+        await node.db.tasks.change([
+          { id: other.id, fence: { status: 'running', claimId: 'c1' }, patch: { status: 'success', progress: 100 } },
+        ]),
+        [true],
+      );
+      assert.deepEqual(
+        await node.db.tasks.change([
+          { id: other.id, fence: { status: 'running', claimId: 'c1' }, patch: { status: 'failed' } },
+        ]),
+        [false],
+        'fenced on the newest version',
+      );
       assert.equal((await findTask(node.db, other.id))!.status, 'success');
     });
 
     test('50 concurrent claims take each task once', async () => {
       const ids = await node.engine.createMany(Array.from({ length: 60 }, () => ({ type: 'claimed_once' })));
       const claims = await Promise.all(
-        Array.from({ length: 50 }, (_, i) => node.db.tasks.claim({ workerId: 'test', claimId: `k${i}`, types: ['claimed_once'], limit: 2, leaseMs: 60_000, patch: { status: 'running' } })),
+        Array.from({ length: 50 }, (_, i) =>
+          node.db.tasks.claim({
+            workerId: 'test',
+            claimId: `k${i}`,
+            types: ['claimed_once'],
+            limit: 2,
+            leaseMs: 60_000,
+            patch: { status: 'running' },
+          }),
+        ),
       );
       const taken = claims.flat().map((r) => r.id);
       assert.equal(taken.length, new Set(taken).size, 'no task taken twice');
@@ -143,7 +216,10 @@ if (lane) {
       const first = await node.db.tasks.claim(claimOf(['late_answer']));
       await inserting;
       const second = await node.db.tasks.claim(claimOf(['late_answer']));
-      assert.deepEqual([...first, ...second].map((r) => r.id), [task.id]);
+      assert.deepEqual(
+        [...first, ...second].map((r) => r.id),
+        [task.id],
+      );
       await node.db.tasks.settle();
       const all = await versions(node.db, task.id);
       assert.equal(new Set(all.map((v) => v.version)).size, all.length, JSON.stringify(all));
@@ -151,7 +227,9 @@ if (lane) {
 
     test('a task created while a claim reads, or stored by an insert that failed, is still claimed', async () => {
       const during = newTask('hidden');
-      const select = Object.getOwnPropertyDescriptor(TaskVersions.prototype, 'select')!.value as (...args: unknown[]) => Promise<unknown>;
+      const select = Object.getOwnPropertyDescriptor(TaskVersions.prototype, 'select')!.value as (
+        ...args: unknown[]
+      ) => Promise<unknown>;
       const proto = TaskVersions.prototype as unknown as { select: typeof select };
       proto.select = async function (this: unknown, ...args: unknown[]) {
         proto.select = select;
@@ -170,21 +248,40 @@ if (lane) {
       });
       await assert.rejects(node.db.tasks.insert([lost], new Date()));
       const taken: string[] = [];
-      assert.ok(await until(async () => (taken.push(...(await node.db.tasks.claim(claimOf(['hidden'])).then((rows) => rows.map((r) => r.id)))), taken.length === 2)));
+      assert.ok(
+        await until(
+          async () => (
+            taken.push(...(await node.db.tasks.claim(claimOf(['hidden'])).then((rows) => rows.map((r) => r.id)))),
+            taken.length === 2
+          ),
+        ),
+      );
       assert.deepEqual(new Set(taken), new Set([during.id, lost.id]));
     });
 
     test('tasks waiting out a backoff do not hold back new ones', async () => {
       const waiting = await node.db.tasks.claim(claimOf(['backoff'], 1));
       assert.equal(waiting.length, 0);
-      await node.db.tasks.insert(Array.from({ length: 150 }, () => newTask('backoff')), new Date());
+      await node.db.tasks.insert(
+        Array.from({ length: 150 }, () => newTask('backoff')),
+        new Date(),
+      );
       const running = await node.db.tasks.claim(claimOf(['backoff'], 150));
       assert.equal(running.length, 150);
-      await node.db.tasks.change(running.map((r) => ({ id: r.id, fence: { status: 'running' as const, claimId: r.claim_id }, patch: { status: 'pending' as const, run_after_ms: 60_000, claim_id: null, worker_id: null } })));
+      await node.db.tasks.change(
+        running.map((r) => ({
+          id: r.id,
+          fence: { status: 'running' as const, claimId: r.claim_id },
+          patch: { status: 'pending' as const, run_after_ms: 60_000, claim_id: null, worker_id: null },
+        })),
+      );
       await node.db.tasks.settle();
       const fresh = Array.from({ length: 12 }, () => newTask('backoff'));
       await node.db.tasks.insert(fresh, new Date());
-      const taken = [...(await node.db.tasks.claim(claimOf(['backoff']))), ...(await node.db.tasks.claim(claimOf(['backoff'])))];
+      const taken = [
+        ...(await node.db.tasks.claim(claimOf(['backoff']))),
+        ...(await node.db.tasks.claim(claimOf(['backoff']))),
+      ];
       assert.deepEqual(new Set(taken.map((r) => r.id)), new Set(fresh.map((r) => r.id)));
     });
 
@@ -200,7 +297,10 @@ if (lane) {
       await node.db.tasks.change([{ id: b.id, fence: { status: 'pending' }, patch: { status: 'cancelled' } }]);
       await settling;
       assert.equal(await stored(node.db, a.id), 'cancelled');
-      assert.ok(await until(async () => (await stored(node.db, b.id)) === 'cancelled', 2000), 'the later change was stored');
+      assert.ok(
+        await until(async () => (await stored(node.db, b.id)) === 'cancelled', 2000),
+        'the later change was stored',
+      );
     });
 
     test('a store that succeeds after a failed one lets claims go on at once', async () => {
@@ -219,7 +319,10 @@ if (lane) {
       await assert.rejects(node.db.tasks.claim(claimOf(['after_failure'])), /not being stored/);
       // Stored by a read's settle, well before the retry the failure armed.
       await node.db.tasks.settle();
-      assert.deepEqual((await node.db.tasks.claim(claimOf(['after_failure']))).map((r) => r.id), [task.id]);
+      assert.deepEqual(
+        (await node.db.tasks.claim(claimOf(['after_failure']))).map((r) => r.id),
+        [task.id],
+      );
     });
 
     test('stopping stores every buffered change before it resolves', async () => {
@@ -230,7 +333,9 @@ if (lane) {
         const ids = await other.engine.createMany(Array.from({ length: 40 }, () => ({ type: 'stop_buffered' })));
         assert.ok(await until(() => ran === 40));
         await other.engine.stop();
-        const rows = (await other.db.knex(other.db.t.tasks).whereIn('id', ids).select('status')) as { status: string }[];
+        const rows = (await other.db.knex(other.db.t.tasks).whereIn('id', ids).select('status')) as {
+          status: string;
+        }[];
         assert.deepEqual(new Set(rows.map((r) => r.status)), new Set(['success']));
       } finally {
         await other.close({ drop: true });
@@ -242,7 +347,20 @@ if (lane) {
     const database = lane.database();
     const db = await openLaneDatabase(database);
     const ids = Array.from({ length: 3 }, () => randomUUID());
-    await db.tasks.insert(ids.map((id) => ({ id, type: 'crash_victim', category: 'system', payload: '{}', max_retries: 0, creator_id: null, cron_schedule_id: null, fire_key: null, org_id: null })), new Date());
+    await db.tasks.insert(
+      ids.map((id) => ({
+        id,
+        type: 'crash_victim',
+        category: 'system',
+        payload: '{}',
+        max_retries: 0,
+        creator_id: null,
+        cron_schedule_id: null,
+        fire_key: null,
+        org_id: null,
+      })),
+      new Date(),
+    );
     const child = spawn(process.execPath, ['--import', 'tsx', CHILD], {
       env: { ...process.env, ENGINE_CHILD_DATABASE: JSON.stringify(database), ENGINE_CHILD_LEASE_MS: '600000' },
       stdio: ['ignore', 'pipe', 'inherit'],
@@ -251,7 +369,13 @@ if (lane) {
     try {
       const [line] = (await once(child.stdout!, 'data', { signal: AbortSignal.timeout(20_000) })) as [Buffer | string];
       assert.match(String(line), /^ready /);
-      assert.ok(await until(async () => (await Promise.all(ids.map((id) => stored(db, id)))).every((s) => s === 'running'), 10_000), 'the child runs all three');
+      assert.ok(
+        await until(
+          async () => (await Promise.all(ids.map((id) => stored(db, id)))).every((s) => s === 'running'),
+          10_000,
+        ),
+        'the child runs all three',
+      );
       child.kill('SIGKILL');
       await once(child, 'exit');
       await db.close();
@@ -259,8 +383,12 @@ if (lane) {
       const killedAt = Date.now();
       node = await startEngineNode(database, { config: { leaseTtlMs: 600_000 } });
       const reran = new Map<string, number>();
-      node.engine.register('crash_victim', async (ctx) => void reran.set(ctx.task.id, (reran.get(ctx.task.id) ?? 0) + 1));
-      const done = async () => (await Promise.all(ids.map((id) => node!.engine.get(id)))).every((x) => x?.status === 'success');
+      node.engine.register(
+        'crash_victim',
+        async (ctx) => void reran.set(ctx.task.id, (reran.get(ctx.task.id) ?? 0) + 1),
+      );
+      const done = async () =>
+        (await Promise.all(ids.map((id) => node!.engine.get(id)))).every((x) => x?.status === 'success');
       assert.ok(await until(done, 10_000), 'all three completed in the new process');
       assert.ok(Date.now() - killedAt < 10_000);
       assert.deepEqual([...reran.values()], [1, 1, 1]);

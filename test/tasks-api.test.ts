@@ -18,7 +18,10 @@ for (const lane of lanes()) {
       t = await startConsole(lane);
       admin = await t.login();
       // A runner that waits until cancelled; a runner that fails once.
-      t.c.engine.register('api_wait', (ctx) => new Promise((_, reject) => ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason))));
+      t.c.engine.register(
+        'api_wait',
+        (ctx) => new Promise((_, reject) => ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason))),
+      );
       t.c.engine.register('api_fail', async () => {
         failedRuns++;
         throw new Error('nope');
@@ -28,13 +31,18 @@ for (const lane of lanes()) {
 
     const waitStatus = async (id: string, status: string, token = admin) => {
       let last = '';
-      const ok = await until(async () => (last = (await t.request('GET', `/api/tasks/${id}`, { token })).body.data?.status) === status, 10_000);
+      const ok = await until(
+        async () => (last = (await t.request('GET', `/api/tasks/${id}`, { token })).body.data?.status) === status,
+        10_000,
+      );
       assert.ok(ok, `task ${id} is ${last}, not ${status}`);
       return (await t.request('GET', `/api/tasks/${id}`, { token })).body.data;
     };
 
     const audits = async (action: string, resourceId: string) =>
-      (await t.request('GET', `/api/audit-logs?action=${action}&page_size=100`, { token: admin })).body.data.filter((a: { resource_id: string }) => a.resource_id === resourceId);
+      (await t.request('GET', `/api/audit-logs?action=${action}&page_size=100`, { token: admin })).body.data.filter(
+        (a: { resource_id: string }) => a.resource_id === resourceId,
+      );
 
     test('user export: a task answered at once, a CSV artifact, downloads for the creator and admins only', async () => {
       const op = await t.userWith(['user:export', 'task:view']);
@@ -54,8 +62,13 @@ for (const lane of lanes()) {
       const mine = await t.request('GET', url, { token: op.token });
       assert.equal(mine.status, 200);
       assert.match(String(mine.headers['content-type']), /^text\/csv/);
-      const documented = (await t.request('GET', '/api/openapi.json')).body.paths['/files/{fileKey}'].get.responses['200'].content;
-      assert.ok(documented[String(mine.headers['content-type'])], `${mine.headers['content-type']} is documented for the download`);
+      const documented = (await t.request('GET', '/api/openapi.json')).body.paths['/files/{fileKey}'].get.responses[
+        '200'
+      ].content;
+      assert.ok(
+        documented[String(mine.headers['content-type'])],
+        `${mine.headers['content-type']} is documented for the download`,
+      );
       assert.match(String(mine.headers['content-disposition']), new RegExp(`filename="${task.artifact_file_name}"`));
       const lines = mine.text.trim().split('\r\n');
       assert.equal(lines[0], 'id,username,email,status,roles,created_at');
@@ -78,8 +91,15 @@ for (const lane of lanes()) {
       const viaLink = await t.request('GET', signed.body.data.url);
       assert.equal(viaLink.status, 200, 'a signed URL needs no token');
       assert.equal(viaLink.text, mine.text);
-      assert.equal((await t.request('GET', `${url}?method=sign`, { token: other.token })).status, 404, 'signing needs the same access');
-      const tampered = signed.body.data.url.replace(/signature=([0-9a-f])/, (_: string, c: string) => `signature=${c === '0' ? '1' : '0'}`);
+      assert.equal(
+        (await t.request('GET', `${url}?method=sign`, { token: other.token })).status,
+        404,
+        'signing needs the same access',
+      );
+      const tampered = signed.body.data.url.replace(
+        /signature=([0-9a-f])/,
+        (_: string, c: string) => `signature=${c === '0' ? '1' : '0'}`,
+      );
       assert.equal((await t.request('GET', tampered)).body.code, 'E4011');
       const file = (await findFile(t.c.db, task.artifact_file_key))!;
       const stale = t.c.services.files.sign(file, Date.now() - 11 * 60_000);
@@ -100,7 +120,10 @@ for (const lane of lanes()) {
         Array.from({ length: 12 }, async () => {
           const created = await t.request('POST', '/api/authorization/users/export', { token: op.token });
           assert.equal(created.status, 200);
-          return { id: created.body.data.id as string, cancel: await t.request('POST', `/api/tasks/${created.body.data.id}/cancel`, { token: op.token }) };
+          return {
+            id: created.body.data.id as string,
+            cancel: await t.request('POST', `/api/tasks/${created.body.data.id}/cancel`, { token: op.token }),
+          };
         }),
       );
       for (const { id, cancel } of answers) {
@@ -113,12 +136,26 @@ for (const lane of lanes()) {
           assert.equal(cancel.body.code, 'E4001');
           const task = (await t.request('GET', `/api/tasks/${id}`, { token: op.token })).body.data;
           assert.ok(['success', 'failed', 'cancelled'].includes(task.status));
-          assert.equal(cancel.body.err, `cannot cancel a task that is ${task.status}`, 'the 400 names the status the task ended with');
+          assert.equal(
+            cancel.body.err,
+            `cannot cancel a task that is ${task.status}`,
+            'the 400 names the status the task ended with',
+          );
         }
       }
-      const files = (await t.c.db.knex(t.c.db.t.files).whereIn('task_id', answers.map((a) => a.id)).select('task_id')) as { task_id: string }[];
+      const files = (await t.c.db
+        .knex(t.c.db.t.files)
+        .whereIn(
+          'task_id',
+          answers.map((a) => a.id),
+        )
+        .select('task_id')) as { task_id: string }[];
       const kept = new Set(answers.filter((a) => a.cancel.status !== 200).map((a) => a.id));
-      assert.deepEqual(files.filter((f) => !kept.has(f.task_id)), [], 'no export answered cancelled left a file row');
+      assert.deepEqual(
+        files.filter((f) => !kept.has(f.task_id)),
+        [],
+        'no export answered cancelled left a file row',
+      );
     });
 
     test('visibility: others see only their own tasks, not visible answers 404; admins see everything', async () => {
@@ -129,7 +166,10 @@ for (const lane of lanes()) {
 
       const listA = await t.request('GET', '/api/tasks?page_size=100', { token: a.token });
       assert.equal(listA.status, 200);
-      assert.deepEqual(listA.body.data.map((x: { id: string }) => x.id), [mine.id]);
+      assert.deepEqual(
+        listA.body.data.map((x: { id: string }) => x.id),
+        [mine.id],
+      );
       assert.equal(listA.body.total, 1);
       assert.equal((await t.request('GET', `/api/tasks/${theirs.id}`, { token: a.token })).status, 404);
       assert.equal((await t.request('POST', `/api/tasks/${theirs.id}/cancel`, { token: a.token })).status, 404);
@@ -137,14 +177,24 @@ for (const lane of lanes()) {
       assert.equal((await t.request('GET', `/api/tasks/${theirs.id}/logs`, { token: a.token })).status, 404);
 
       const all = await t.request('GET', `/api/tasks?search=${theirs.id.slice(-12).toUpperCase()}`, { token: admin });
-      assert.deepEqual(all.body.data.map((x: { id: string }) => x.id), [theirs.id], 'search matches the id');
+      assert.deepEqual(
+        all.body.data.map((x: { id: string }) => x.id),
+        [theirs.id],
+        'search matches the id',
+      );
       const byType = await t.request('GET', '/api/tasks?search=API_NONE', { token: admin });
-      assert.ok(byType.body.data.some((x: { id: string }) => x.id === theirs.id), 'search on type, case-insensitive');
+      assert.ok(
+        byType.body.data.some((x: { id: string }) => x.id === theirs.id),
+        'search on type, case-insensitive',
+      );
       assert.equal((await t.request('GET', '/api/tasks/not-a-uuid', { token: admin })).body.code, 'E4001');
 
       const recent = await t.request('GET', '/api/user-tasks', { token: b.token });
       assert.equal(recent.status, 200);
-      assert.deepEqual(recent.body.data.map((x: { id: string }) => x.id), [theirs.id]);
+      assert.deepEqual(
+        recent.body.data.map((x: { id: string }) => x.id),
+        [theirs.id],
+      );
       assert.equal(recent.body.total, undefined, 'a plain list');
     });
 
@@ -185,7 +235,10 @@ for (const lane of lanes()) {
       const cancelled = await t.request('POST', `/api/tasks/${running.id}/cancel`, { token: admin });
       assert.equal(cancelled.status, 200);
       assert.equal(cancelled.body.data.status, 'cancelled');
-      assert.match((await t.request('POST', `/api/tasks/${running.id}/cancel`, { token: admin })).body.err, /cancelled/);
+      assert.match(
+        (await t.request('POST', `/api/tasks/${running.id}/cancel`, { token: admin })).body.err,
+        /cancelled/,
+      );
       const [audit] = await audits('cancel', running.id);
       assert.equal(audit.resource_type, 'task');
       assert.deepEqual(audit.details.after, { status: 'cancelled' });
@@ -216,15 +269,31 @@ for (const lane of lanes()) {
       assert.equal(page1.body.data[0].level, 'warn', 'the retry first');
       const page2 = await t.request('GET', `/api/tasks/${failed.id}/logs?page_size=1&current=2`, { token: admin });
       assert.equal(page2.body.data[0].level, 'error');
-      assert.equal((await t.request('GET', `/api/tasks/${failed.id}/logs?page_size=101`, { token: admin })).status, 400);
+      assert.equal(
+        (await t.request('GET', `/api/tasks/${failed.id}/logs?page_size=101`, { token: admin })).status,
+        400,
+      );
     });
 
     test('schedules: list, toggle (flip or set), trigger, disabled and unknown schedules', async () => {
       const list = await t.request('GET', '/api/task-schedules', { token: admin });
       assert.equal(list.status, 200);
-      assert.deepEqual(list.body.data.map((s: { id: string }) => s.id).sort(), ['audit-log-cleanup', 'session-cleanup', 'task-log-cleanup']);
+      assert.deepEqual(list.body.data.map((s: { id: string }) => s.id).sort(), [
+        'audit-log-cleanup',
+        'session-cleanup',
+        'task-log-cleanup',
+      ]);
       const session = list.body.data.find((s: { id: string }) => s.id === 'session-cleanup');
-      assert.deepEqual(Object.keys(session).sort(), ['enabled', 'id', 'last_run', 'name', 'next_run', 'spec', 'task_type', 'timezone']);
+      assert.deepEqual(Object.keys(session).sort(), [
+        'enabled',
+        'id',
+        'last_run',
+        'name',
+        'next_run',
+        'spec',
+        'task_type',
+        'timezone',
+      ]);
       assert.equal(session.enabled, true);
       assert.ok(Date.parse(session.next_run) > Date.now());
 
@@ -236,9 +305,15 @@ for (const lane of lanes()) {
       const refused = await t.request('POST', '/api/task-schedules/session-cleanup/trigger', { token: operator.token });
       assert.equal(refused.status, 400);
       assert.equal(refused.body.code, 'E4001');
-      const on = await t.request('POST', '/api/task-schedules/session-cleanup/toggle', { token: operator.token, body: { enabled: true } });
+      const on = await t.request('POST', '/api/task-schedules/session-cleanup/toggle', {
+        token: operator.token,
+        body: { enabled: true },
+      });
       assert.equal(on.body.data.enabled, true);
-      const again = await t.request('POST', '/api/task-schedules/session-cleanup/toggle', { token: operator.token, body: { enabled: true } });
+      const again = await t.request('POST', '/api/task-schedules/session-cleanup/toggle', {
+        token: operator.token,
+        body: { enabled: true },
+      });
       assert.equal(again.body.data.enabled, true, 'an explicit value sets, not flips');
       assert.equal((await audits('toggle', 'session-cleanup')).length, 3);
 
@@ -251,7 +326,9 @@ for (const lane of lanes()) {
       const done = await waitStatus(fired.body.data.id, 'success', operator.token);
       assert.deepEqual(Object.keys(JSON.parse(done.result)).sort(), ['deleted_sessions', 'deleted_tokens']);
       assert.equal((await audits('trigger', 'session-cleanup')).length, 1);
-      const after = (await t.request('GET', '/api/task-schedules', { token: admin })).body.data.find((s: { id: string }) => s.id === 'session-cleanup');
+      const after = (await t.request('GET', '/api/task-schedules', { token: admin })).body.data.find(
+        (s: { id: string }) => s.id === 'session-cleanup',
+      );
       assert.ok(after.last_run);
 
       assert.equal((await t.request('POST', '/api/task-schedules/nope/trigger', { token: admin })).status, 404);
@@ -287,7 +364,11 @@ for (const lane of lanes()) {
       assert.equal((await t.request('GET', `/api/tasks/${old.id}`, { token: admin })).status, 404);
       assert.equal(await findFile(t.c.db, oldDone.artifact_file_key), undefined);
       assert.equal(existsSync(oldPath), false, 'the bytes are gone too');
-      assert.equal((await t.request('GET', `/api/tasks/${fresh.id}/logs`, { token: admin })).body.total, 1, 'newer logs stay');
+      assert.equal(
+        (await t.request('GET', `/api/tasks/${fresh.id}/logs`, { token: admin })).body.total,
+        1,
+        'newer logs stay',
+      );
     });
 
     test('engine settings: validated backend and pool size, applied live; the backend list', async () => {
@@ -300,7 +381,11 @@ for (const lane of lanes()) {
       assert.equal(map.task_max_concurrent, '10');
       assert.equal(map.task_log_storage_backend, 'database');
       assert.equal(map.task_log_retention_days, '30');
-      for (const bad of [{ task_log_storage_backend: 'nope' }, { task_max_concurrent: '0' }, { task_max_concurrent: 'abc' }]) {
+      for (const bad of [
+        { task_log_storage_backend: 'nope' },
+        { task_max_concurrent: '0' },
+        { task_max_concurrent: 'abc' },
+      ]) {
         const res = await t.request('PUT', '/api/system/settings', { token: admin, body: bad });
         assert.equal(res.status, 400, JSON.stringify(bad));
         assert.equal(res.body.code, 'E4001');
@@ -313,7 +398,17 @@ for (const lane of lanes()) {
 
     test('metrics: the task series and HTTP series are exported', async () => {
       const text = (await t.request('GET', '/metrics')).text;
-      for (const name of ['task_created_total', 'task_started_total', 'task_completed_total', 'task_queue_overflow_total', 'task_queue_length', 'task_running', 'task_run_duration_seconds_bucket', 'http_requests_total', 'process_cpu_seconds_total']) {
+      for (const name of [
+        'task_created_total',
+        'task_started_total',
+        'task_completed_total',
+        'task_queue_overflow_total',
+        'task_queue_length',
+        'task_running',
+        'task_run_duration_seconds_bucket',
+        'http_requests_total',
+        'process_cpu_seconds_total',
+      ]) {
         // A sample line, not only the HELP/TYPE lines a metric without samples also has.
         assert.match(text, new RegExp(`^${name}(\\{[^}]*\\})? \\d`, 'm'), name);
       }

@@ -51,7 +51,11 @@ for (const lane of lanes()) {
       const session = await api.auth.login.mutate({ username: 'admin', password: ADMIN_PASSWORD });
       assert.ok('token' in session);
       token = session.token;
-      const created = await api.users.create.mutate({ username: 'typed1', email: 'typed1@example.test', password: 'password-1' });
+      const created = await api.users.create.mutate({
+        username: 'typed1',
+        email: 'typed1@example.test',
+        password: 'password-1',
+      });
       assert.equal(created.username, 'typed1');
       assert.equal((await api.users.get.query({ id: created.id })).email, 'typed1@example.test');
       assert.equal(appCode(await failureOf(api.users.get.query({ id: 'not-a-uuid' }))), 'E4001');
@@ -66,10 +70,14 @@ for (const lane of lanes()) {
 
     test('the example runs as a script', async () => {
       const run = promisify(execFile);
-      const { stdout } = await run(process.execPath, ['--import', 'tsx', EXAMPLE, baseUrl, 'admin', ADMIN_PASSWORD], { cwd: fileURLToPath(new URL('..', import.meta.url)) });
+      const { stdout } = await run(process.execPath, ['--import', 'tsx', EXAMPLE, baseUrl, 'admin', ADMIN_PASSWORD], {
+        cwd: fileURLToPath(new URL('..', import.meta.url)),
+      });
       assert.match(stdout, /Logged in as admin/);
       assert.match(stdout, /admin@/);
-      const failed = await run(process.execPath, ['--import', 'tsx', EXAMPLE, baseUrl, 'admin', 'wrong'], { cwd: fileURLToPath(new URL('..', import.meta.url)) }).then(
+      const failed = await run(process.execPath, ['--import', 'tsx', EXAMPLE, baseUrl, 'admin', 'wrong'], {
+        cwd: fileURLToPath(new URL('..', import.meta.url)),
+      }).then(
         () => undefined,
         (error: { code: number; stderr: string }) => error,
       );

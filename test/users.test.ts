@@ -1,9 +1,34 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { lanes, type TestConsole } from './support/harness.ts';
-import { assertError, assertPaginationRules, createRole, createUser, ok, PASSWORD, putSettings, setColumn, sleep, unique, startWithAdmin, UNKNOWN_ID } from './support/identity.ts';
+import {
+  assertError,
+  assertPaginationRules,
+  createRole,
+  createUser,
+  ok,
+  PASSWORD,
+  putSettings,
+  setColumn,
+  sleep,
+  unique,
+  startWithAdmin,
+  UNKNOWN_ID,
+} from './support/identity.ts';
 
-const USER_KEYS = ['avatar', 'created_at', 'email', 'full_name', 'id', 'last_login_at', 'mfa_enabled', 'roles', 'status', 'updated_at', 'username'];
+const USER_KEYS = [
+  'avatar',
+  'created_at',
+  'email',
+  'full_name',
+  'id',
+  'last_login_at',
+  'mfa_enabled',
+  'roles',
+  'status',
+  'updated_at',
+  'username',
+];
 const ISO_UTC = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 
 for (const lane of lanes()) {
@@ -20,7 +45,13 @@ for (const lane of lanes()) {
       const name = unique();
       const res = await t.request('POST', '/api/users', {
         token: admin,
-        body: { username: name, email: `${name}@Example.test`, password: PASSWORD, full_name: 'Ann Example', role_ids: [role.id] },
+        body: {
+          username: name,
+          email: `${name}@Example.test`,
+          password: PASSWORD,
+          full_name: 'Ann Example',
+          role_ids: [role.id],
+        },
       });
       const user = ok(res, 201);
       assert.deepEqual(Object.keys(user).sort(), USER_KEYS);
@@ -37,7 +68,9 @@ for (const lane of lanes()) {
       assert.doesNotMatch(res.text, /password|scrypt/);
 
       assert.deepEqual(ok(await t.request('GET', `/api/users/${user.id}`, { token: admin })), user);
-      const logged = ok(await t.request('POST', '/api/auth/login', { body: { username: name.toUpperCase(), password: PASSWORD } }));
+      const logged = ok(
+        await t.request('POST', '/api/auth/login', { body: { username: name.toUpperCase(), password: PASSWORD } }),
+      );
       assert.equal(logged.user.id, user.id);
       assert.match(logged.user.last_login_at, ISO_UTC);
     });
@@ -50,24 +83,48 @@ for (const lane of lanes()) {
         ok(await t.request('DELETE', `/api/users/${user.id}`, { token: admin }));
       }
       for (const bad of ['ab', 'a'.repeat(33), '_abc', 'abc_', '.abc', 'abc-', 'ab c', 'abé', 'a@bc', '', 42]) {
-        const res = await t.request('POST', '/api/users', { token: admin, body: { username: bad, email: `${unique()}@example.test`, password: PASSWORD } });
+        const res = await t.request('POST', '/api/users', {
+          token: admin,
+          body: { username: bad, email: `${unique()}@example.test`, password: PASSWORD },
+        });
         assertError(res, 400, 'E4001', /^username: /);
       }
     });
 
     test('email must be valid and username, email and password are required', async () => {
       for (const email of ['not-an-email', 'a@', '@example.test', 'a b@example.test']) {
-        assertError(await t.request('POST', '/api/users', { token: admin, body: { username: unique(), email, password: PASSWORD } }), 400, 'E4001', /^email: /);
+        assertError(
+          await t.request('POST', '/api/users', {
+            token: admin,
+            body: { username: unique(), email, password: PASSWORD },
+          }),
+          400,
+          'E4001',
+          /^email: /,
+        );
       }
       for (const field of ['username', 'email', 'password']) {
-        const body: Record<string, string> = { username: unique(), email: `${unique()}@example.test`, password: PASSWORD };
+        const body: Record<string, string> = {
+          username: unique(),
+          email: `${unique()}@example.test`,
+          password: PASSWORD,
+        };
         delete body[field];
-        assertError(await t.request('POST', '/api/users', { token: admin, body }), 400, 'E4001', new RegExp(`^${field}: `));
+        assertError(
+          await t.request('POST', '/api/users', { token: admin, body }),
+          400,
+          'E4001',
+          new RegExp(`^${field}: `),
+        );
       }
     });
 
     test('password length follows the password_min_length setting, up to 128', async () => {
-      const attempt = (password: string) => t.request('POST', '/api/users', { token: admin, body: { username: unique(), email: `${unique()}@example.test`, password } });
+      const attempt = (password: string) =>
+        t.request('POST', '/api/users', {
+          token: admin,
+          body: { username: unique(), email: `${unique()}@example.test`, password },
+        });
       assertError(await attempt('x'.repeat(7)), 400, 'E4001', /^password: /);
       ok(await attempt('x'.repeat(8)), 201);
       ok(await attempt('x'.repeat(128)), 201);
@@ -78,7 +135,15 @@ for (const lane of lanes()) {
         assertError(await attempt('x'.repeat(11)), 400, 'E4001', /^password: .*12/);
         ok(await attempt('x'.repeat(12)), 201);
         const user = await createUser(t, admin, { password: 'y'.repeat(12) });
-        assertError(await t.request('PUT', `/api/users/${user.id}/password`, { token: admin, body: { password: 'z'.repeat(11) } }), 400, 'E4001', /^password: /);
+        assertError(
+          await t.request('PUT', `/api/users/${user.id}/password`, {
+            token: admin,
+            body: { password: 'z'.repeat(11) },
+          }),
+          400,
+          'E4001',
+          /^password: /,
+        );
       } finally {
         await putSettings(t, admin, { password_min_length: '8' });
       }
@@ -88,7 +153,8 @@ for (const lane of lanes()) {
     test('duplicate username or email → 400 E4001, case-insensitively; a deleted user frees both', async () => {
       const name = unique('Dup');
       const first = await createUser(t, admin, { username: name, email: `${name}@Example.test` });
-      const again = (username: string, email: string) => t.request('POST', '/api/users', { token: admin, body: { username, email, password: PASSWORD } });
+      const again = (username: string, email: string) =>
+        t.request('POST', '/api/users', { token: admin, body: { username, email, password: PASSWORD } });
       assertError(await again(name.toLowerCase(), `${unique()}@example.test`), 400, 'E4001', 'username already exists');
       assertError(await again(unique(), `${name.toUpperCase()}@EXAMPLE.TEST`), 400, 'E4001', /email already exists/);
 
@@ -109,19 +175,30 @@ for (const lane of lanes()) {
       const marker = unique('m');
       const created: { id: string }[] = [];
       for (const [i, email] of [`a${marker}@example.test`, `b@${marker}.example.test`, `c@example.test`].entries()) {
-        created.push(await createUser(t, admin, { username: i === 2 ? `x${marker}` : unique(), email: i === 2 ? `${unique()}@example.test` : email }));
+        created.push(
+          await createUser(t, admin, {
+            username: i === 2 ? `x${marker}` : unique(),
+            email: i === 2 ? `${unique()}@example.test` : email,
+          }),
+        );
         await sleep(5);
       }
       const newestFirst = created.map((u) => u.id).reverse();
       const found = await list(`search=${marker.toUpperCase()}`);
       assert.equal(found.body.total, 3);
-      assert.deepEqual(found.body.data.map((u: { id: string }) => u.id), newestFirst);
+      assert.deepEqual(
+        found.body.data.map((u: { id: string }) => u.id),
+        newestFirst,
+      );
 
       const second = await list(`search=${marker}&page_size=2&current=2`);
       assert.equal(second.body.total, 3);
       assert.equal(second.body.current, 2);
       assert.equal(second.body.page_size, 2);
-      assert.deepEqual(second.body.data.map((u: { id: string }) => u.id), newestFirst.slice(2));
+      assert.deepEqual(
+        second.body.data.map((u: { id: string }) => u.id),
+        newestFirst.slice(2),
+      );
       const beyond = await list(`search=${marker}&page_size=2&current=3`);
       assert.equal(beyond.body.total, 3);
       assert.deepEqual(beyond.body.data, []);
@@ -130,12 +207,19 @@ for (const lane of lanes()) {
       ok(await t.request('DELETE', `/api/users/${oldest}`, { token: admin }));
       const afterDelete = await list(`search=${marker}`);
       assert.equal(afterDelete.body.total, 2);
-      assert.deepEqual(afterDelete.body.data.map((u: { id: string }) => u.id), newestFirst.slice(0, 2));
+      assert.deepEqual(
+        afterDelete.body.data.map((u: { id: string }) => u.id),
+        newestFirst.slice(0, 2),
+      );
 
       // A search reads its page apart from the plain list: the users it shows are the same, roles and all.
-      const adminOf = (res: { body: { data: { username: string; roles: { name: string }[] }[] } }) => res.body.data.find((u) => u.username === 'admin');
+      const adminOf = (res: { body: { data: { username: string; roles: { name: string }[] }[] } }) =>
+        res.body.data.find((u) => u.username === 'admin');
       assert.deepEqual(adminOf(await list('search=ADMIN')), adminOf(await list('page_size=100')));
-      assert.deepEqual(adminOf(await list('search=admin'))!.roles.map((r) => r.name), ['admin']);
+      assert.deepEqual(
+        adminOf(await list('search=admin'))!.roles.map((r) => r.name),
+        ['admin'],
+      );
     });
 
     test('list: % and _ in search are taken literally', async () => {
@@ -143,7 +227,10 @@ for (const lane of lanes()) {
       const underscored = await createUser(t, admin, { username: `${marker}_z` });
       await createUser(t, admin, { username: `${marker}xz` });
       const res = await list(`search=${encodeURIComponent(`${marker}_`)}`);
-      assert.deepEqual(res.body.data.map((u: { id: string }) => u.id), [underscored.id]);
+      assert.deepEqual(
+        res.body.data.map((u: { id: string }) => u.id),
+        [underscored.id],
+      );
       assert.equal((await list(`search=${encodeURIComponent('%')}`)).body.total, 0);
       assert.equal((await list(`search=${encodeURIComponent(`${marker}%z`)}`)).body.total, 0);
       assert.equal((await list(`search=${encodeURIComponent('!')}`)).body.total, 0);
@@ -158,11 +245,16 @@ for (const lane of lanes()) {
 
       await putSettings(t, admin, { login_failure_attempts: '1' });
       try {
-        assertError(await t.request('POST', '/api/auth/login', { body: { username: user.username, password: 'wrong-password' } }), 401, 'E4011');
+        assertError(
+          await t.request('POST', '/api/auth/login', { body: { username: user.username, password: 'wrong-password' } }),
+          401,
+          'E4011',
+        );
       } finally {
         await putSettings(t, admin, { login_failure_attempts: '5' });
       }
-      const status = async () => (await list('page_size=100')).body.data.find((u: { id: string }) => u.id === user.id).status;
+      const status = async () =>
+        (await list('page_size=100')).body.data.find((u: { id: string }) => u.id === user.id).status;
       // The lock ends in a second; the lists read meanwhile may be kept, but time passing announces nothing.
       await setColumn(t, 'users', user.id, 'locked_until', new Date(Date.now() + 1000));
       await t.c.services.identities.changed('users');
@@ -180,7 +272,12 @@ for (const lane of lanes()) {
         ['PUT', '/password', { password: PASSWORD }],
         ['POST', '/unlock', undefined],
       ] as const) {
-        assertError(await t.request(method, `/api/users/not-a-uuid${suffix}`, { token: admin, body }), 400, 'E4001', 'id: must be a UUID');
+        assertError(
+          await t.request(method, `/api/users/not-a-uuid${suffix}`, { token: admin, body }),
+          400,
+          'E4001',
+          'id: must be a UUID',
+        );
         assertError(await t.request(method, `/api/users/${UNKNOWN_ID}${suffix}`, { token: admin, body }), 404, 'E4041');
       }
     });
@@ -203,7 +300,12 @@ for (const lane of lanes()) {
       const token = await t.login(a.username, PASSWORD);
       assert.equal(ok(await put(a.id, { status: 'disabled' })).status, 'disabled');
       assertError(await t.request('GET', '/api/auth/me', { token }), 401, 'E4012');
-      assertError(await t.request('POST', '/api/auth/login', { body: { username: a.username, password: PASSWORD } }), 401, 'E4011', /disabled/);
+      assertError(
+        await t.request('POST', '/api/auth/login', { body: { username: a.username, password: PASSWORD } }),
+        401,
+        'E4011',
+        /disabled/,
+      );
       assert.equal(ok(await put(a.id, { status: 'active' })).status, 'active');
       const fresh = await t.login(a.username, PASSWORD);
       // Disabling ended the old session for good; the new login works.
@@ -212,7 +314,12 @@ for (const lane of lanes()) {
 
       const r1 = await createRole(t, admin, ['user:list']);
       const r2 = await createRole(t, admin, ['role:list']);
-      assert.deepEqual(ok(await put(a.id, { role_ids: [r1.id, r2.id, r1.id] })).roles.map((r: { id: string }) => r.id).sort(), [r1.id, r2.id].sort());
+      assert.deepEqual(
+        ok(await put(a.id, { role_ids: [r1.id, r2.id, r1.id] }))
+          .roles.map((r: { id: string }) => r.id)
+          .sort(),
+        [r1.id, r2.id].sort(),
+      );
       assert.deepEqual(ok(await put(a.id, { role_ids: [r2.id] })).roles, [{ id: r2.id, name: r2.name }]);
       assert.deepEqual(ok(await put(a.id, { full_name: 'keeps roles' })).roles, [{ id: r2.id, name: r2.name }]);
       assert.deepEqual(ok(await put(a.id, { role_ids: [] })).roles, []);
@@ -225,10 +332,18 @@ for (const lane of lanes()) {
       assert.equal(typeof res.message, 'string');
       assertError(await t.request('GET', `/api/users/${user.id}`, { token: admin }), 404, 'E4041');
       assertError(await t.request('DELETE', `/api/users/${user.id}`, { token: admin }), 404, 'E4041');
-      assertError(await t.request('PUT', `/api/users/${user.id}`, { token: admin, body: { full_name: 'x' } }), 404, 'E4041');
+      assertError(
+        await t.request('PUT', `/api/users/${user.id}`, { token: admin, body: { full_name: 'x' } }),
+        404,
+        'E4041',
+      );
       assert.equal((await list(`search=${user.username}`)).body.total, 0);
       assertError(await t.request('GET', '/api/auth/me', { token }), 401, 'E4012');
-      assertError(await t.request('POST', '/api/auth/login', { body: { username: user.username, password: PASSWORD } }), 401, 'E4011');
+      assertError(
+        await t.request('POST', '/api/auth/login', { body: { username: user.username, password: PASSWORD } }),
+        401,
+        'E4011',
+      );
       const row = await t.c.db.knex(t.c.db.t.users).where('id', user.id).first();
       assert.ok(row, 'the row stays');
     });
@@ -236,10 +351,18 @@ for (const lane of lanes()) {
     test('nobody can delete or disable themselves', async () => {
       const me = ok(await t.request('GET', '/api/auth/me', { token: admin }));
       assertError(await t.request('DELETE', `/api/users/${me.id}`, { token: admin }), 400, 'E4001');
-      assertError(await t.request('PUT', `/api/users/${me.id}`, { token: admin, body: { status: 'disabled' } }), 400, 'E4001');
+      assertError(
+        await t.request('PUT', `/api/users/${me.id}`, { token: admin, body: { status: 'disabled' } }),
+        400,
+        'E4001',
+      );
       const manager = await t.userWith(['user:update', 'user:delete']);
       assertError(await t.request('DELETE', `/api/users/${manager.id}`, { token: manager.token }), 400, 'E4001');
-      assertError(await t.request('PUT', `/api/users/${manager.id}`, { token: manager.token, body: { status: 'disabled' } }), 400, 'E4001');
+      assertError(
+        await t.request('PUT', `/api/users/${manager.id}`, { token: manager.token, body: { status: 'disabled' } }),
+        400,
+        'E4001',
+      );
       ok(await t.request('GET', '/api/auth/me', { token: manager.token }));
     });
 
@@ -249,11 +372,15 @@ for (const lane of lanes()) {
       const strongRole = await createRole(t, admin, ['user:update', 'user:list', 'user:delete']);
       const strong = await createUser(t, admin, { role_ids: [strongRole.id] });
       const weak = await createUser(t, admin);
-      const setPassword = (id: string) => t.request('PUT', `/api/users/${id}/password`, { token: manager.token, body: { password: 'taken-over-1' } });
-      const setEmail = (id: string) => t.request('PUT', `/api/users/${id}`, { token: manager.token, body: { email: `${unique()}@attacker.test` } });
+      const setPassword = (id: string) =>
+        t.request('PUT', `/api/users/${id}/password`, { token: manager.token, body: { password: 'taken-over-1' } });
+      const setEmail = (id: string) =>
+        t.request('PUT', `/api/users/${id}`, { token: manager.token, body: { email: `${unique()}@attacker.test` } });
 
-      const disable = (id: string) => t.request('PUT', `/api/users/${id}`, { token: manager.token, body: { status: 'disabled' } });
-      const dropRoles = (id: string) => t.request('PUT', `/api/users/${id}`, { token: manager.token, body: { role_ids: [] } });
+      const disable = (id: string) =>
+        t.request('PUT', `/api/users/${id}`, { token: manager.token, body: { status: 'disabled' } });
+      const dropRoles = (id: string) =>
+        t.request('PUT', `/api/users/${id}`, { token: manager.token, body: { role_ids: [] } });
       for (const target of [me.id, strong.id]) {
         assertError(await setPassword(target), 403, 'E4031');
         assertError(await setEmail(target), 403, 'E4031');
@@ -263,37 +390,81 @@ for (const lane of lanes()) {
       const deleter = await t.userWith(['user:delete', 'user:list']);
       assertError(await t.request('DELETE', `/api/users/${strong.id}`, { token: deleter.token }), 403, 'E4031');
       ok(await t.request('GET', `/api/users/${me.id}`, { token: admin }));
-      assertError(await t.request('POST', '/api/auth/login', { body: { username: 'admin', password: 'taken-over-1' } }), 401, 'E4011');
+      assertError(
+        await t.request('POST', '/api/auth/login', { body: { username: 'admin', password: 'taken-over-1' } }),
+        401,
+        'E4011',
+      );
       // Any other change to a stronger user is refused too; any change to a weaker one, or to oneself, is allowed.
-      assertError(await t.request('PUT', `/api/users/${strong.id}`, { token: manager.token, body: { full_name: 'Still Strong', email: strong.email } }), 403, 'E4031');
-      ok(await t.request('PUT', `/api/users/${manager.id}`, { token: manager.token, body: { full_name: 'Manager Self' } }));
+      assertError(
+        await t.request('PUT', `/api/users/${strong.id}`, {
+          token: manager.token,
+          body: { full_name: 'Still Strong', email: strong.email },
+        }),
+        403,
+        'E4031',
+      );
+      ok(
+        await t.request('PUT', `/api/users/${manager.id}`, {
+          token: manager.token,
+          body: { full_name: 'Manager Self' },
+        }),
+      );
       ok(await setPassword(weak.id));
       ok(await setEmail(weak.id));
       ok(await disable(weak.id));
-      ok(await t.request('PUT', `/api/users/${strong.id}/password`, { token: admin, body: { password: 'admin-reset-1' } }));
+      ok(
+        await t.request('PUT', `/api/users/${strong.id}/password`, {
+          token: admin,
+          body: { password: 'admin-reset-1' },
+        }),
+      );
     });
 
     test('the last active admin cannot be deleted, disabled or lose the admin role', async () => {
       const me = ok(await t.request('GET', '/api/auth/me', { token: admin }));
       const adminRole = me.roles[0];
       // Removing one's own admin role is neither self-delete nor self-disable: only the last-admin guard stops it.
-      assertError(await t.request('PUT', `/api/users/${me.id}`, { token: admin, body: { role_ids: [] } }), 400, 'E4001');
+      assertError(
+        await t.request('PUT', `/api/users/${me.id}`, { token: admin, body: { role_ids: [] } }),
+        400,
+        'E4001',
+      );
       // Anyone else who could reach the last admin is not an admin, and is refused before the last-admin rule.
       const manager = await t.userWith(['user:update', 'user:delete']);
       assertError(await t.request('DELETE', `/api/users/${me.id}`, { token: manager.token }), 403, 'E4031');
-      assertError(await t.request('PUT', `/api/users/${me.id}`, { token: manager.token, body: { status: 'disabled' } }), 403, 'E4031');
-      assertError(await t.request('PUT', `/api/users/${me.id}`, { token: manager.token, body: { role_ids: [] } }), 403, 'E4031');
+      assertError(
+        await t.request('PUT', `/api/users/${me.id}`, { token: manager.token, body: { status: 'disabled' } }),
+        403,
+        'E4031',
+      );
+      assertError(
+        await t.request('PUT', `/api/users/${me.id}`, { token: manager.token, body: { role_ids: [] } }),
+        403,
+        'E4031',
+      );
 
       const second = await createUser(t, admin, { role_ids: [adminRole.id] });
       ok(await t.request('PUT', `/api/users/${second.id}`, { token: admin, body: { status: 'disabled' } }));
       // A disabled admin does not count: `admin` is still the last active one.
-      assertError(await t.request('PUT', `/api/users/${me.id}`, { token: admin, body: { role_ids: [] } }), 400, 'E4001');
+      assertError(
+        await t.request('PUT', `/api/users/${me.id}`, { token: admin, body: { role_ids: [] } }),
+        400,
+        'E4001',
+      );
       ok(await t.request('PUT', `/api/users/${second.id}`, { token: admin, body: { status: 'active' } }));
       // Two active admins: either may lose the role or be disabled, as long as one stays.
-      assert.deepEqual(ok(await t.request('PUT', `/api/users/${second.id}`, { token: admin, body: { role_ids: [] } })).roles, []);
+      assert.deepEqual(
+        ok(await t.request('PUT', `/api/users/${second.id}`, { token: admin, body: { role_ids: [] } })).roles,
+        [],
+      );
       ok(await t.request('PUT', `/api/users/${second.id}`, { token: admin, body: { role_ids: [adminRole.id] } }));
       ok(await t.request('DELETE', `/api/users/${second.id}`, { token: admin }));
-      assertError(await t.request('PUT', `/api/users/${me.id}`, { token: admin, body: { role_ids: [] } }), 400, 'E4001');
+      assertError(
+        await t.request('PUT', `/api/users/${me.id}`, { token: admin, body: { role_ids: [] } }),
+        400,
+        'E4001',
+      );
       ok(await t.request('GET', '/api/auth/me', { token: admin }));
     });
 
@@ -309,12 +480,22 @@ for (const lane of lanes()) {
           const act = (token: string, id: string) =>
             clash === 'delete'
               ? own.t.request('DELETE', `/api/users/${id}`, { token })
-              : own.t.request('PUT', `/api/users/${id}`, { token, body: clash === 'disable' ? { status: 'disabled' } : { role_ids: [] } });
+              : own.t.request('PUT', `/api/users/${id}`, {
+                  token,
+                  body: clash === 'disable' ? { status: 'disabled' } : { role_ids: [] },
+                });
           const results = await Promise.all([act(current.token, other.id), act(otherToken, current.id)]);
           // One wins; the other is refused as the last admin, or arrives after its own removal (401, or 403 once demoted).
           const statuses = results.map((r) => r.status);
-          assert.equal(statuses.filter((s) => s === 200).length, 1, `${clash}: ${results.map((r) => r.text).join(' ')}`);
-          assert.ok(statuses.every((s) => [200, 400, 401, 403].includes(s)), `${clash}: ${statuses}`);
+          assert.equal(
+            statuses.filter((s) => s === 200).length,
+            1,
+            `${clash}: ${results.map((r) => r.text).join(' ')}`,
+          );
+          assert.ok(
+            statuses.every((s) => [200, 400, 401, 403].includes(s)),
+            `${clash}: ${statuses}`,
+          );
           if (results[1]!.status === 200) current = { id: other.id, token: otherToken };
           ok(await own.t.request('GET', '/api/auth/me', { token: current.token }));
         }

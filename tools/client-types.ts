@@ -28,7 +28,11 @@ const PROCEDURE_TYPES: Record<string, string> = {
 
 /** The text of client.ts for the router as it is now. */
 export function clientTypes(): string {
-  const config = ts.getParsedCommandLineOfConfigFile(`${ROOT}tsconfig.json`, {}, { ...ts.sys, onUnRecoverableConfigFileDiagnostic: () => undefined });
+  const config = ts.getParsedCommandLineOfConfigFile(
+    `${ROOT}tsconfig.json`,
+    {},
+    { ...ts.sys, onUnRecoverableConfigFileDiagnostic: () => undefined },
+  );
   if (!config) throw new Error('tsconfig.json could not be read');
   const program = ts.createProgram([ROUTER], { ...config.options, noEmit: true });
   const checker = program.getTypeChecker();
@@ -47,9 +51,15 @@ export function clientTypes(): string {
   };
   const text = (type: ts.Type, indent: string): string => {
     // Named types from the server would need their modules: the printer spells every type out instead.
-    const node = checker.typeToTypeNode(type, undefined, ts.NodeBuilderFlags.NoTruncation | ts.NodeBuilderFlags.InTypeAlias | ts.NodeBuilderFlags.MultilineObjectLiterals);
+    const node = checker.typeToTypeNode(
+      type,
+      undefined,
+      ts.NodeBuilderFlags.NoTruncation | ts.NodeBuilderFlags.InTypeAlias | ts.NodeBuilderFlags.MultilineObjectLiterals,
+    );
     if (!node) throw new Error('a procedure type could not be printed');
-    const printed = ts.createPrinter({ removeComments: true }).printNode(ts.EmitHint.Unspecified, node, ts.createSourceFile('x.ts', '', ts.ScriptTarget.Latest));
+    const printed = ts
+      .createPrinter({ removeComments: true })
+      .printNode(ts.EmitHint.Unspecified, node, ts.createSourceFile('x.ts', '', ts.ScriptTarget.Latest));
     if (/\bimport\(/.test(printed)) throw new Error(`a procedure type refers to server code: ${printed.slice(0, 200)}`);
     // The printer indents by four; the rest of the file by two.
     return printed.replace(/\n((?: {4})*)/g, (_m, lead: string) => `\n${indent}${'  '.repeat(lead.length / 4)}`);

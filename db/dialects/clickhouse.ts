@@ -29,7 +29,8 @@ export function clickhouseConnection(o: DbOptions): ClickHouseConnection {
   };
 }
 
-const engineOf = (design: TableDesign) => (design.version ? `ReplacingMergeTree(${quoteIdentifier(design.version)})` : 'MergeTree');
+const engineOf = (design: TableDesign) =>
+  design.version ? `ReplacingMergeTree(${quoteIdentifier(design.version)})` : 'MergeTree';
 
 const pick = (row: Record<string, unknown>, columns: string[]) => Object.fromEntries(columns.map((c) => [c, row[c]]));
 
@@ -41,7 +42,10 @@ const pick = (row: Record<string, unknown>, columns: string[]) => Object.fromEnt
  */
 export const clickhouseDialect: Dialect = {
   name: 'clickhouse',
-  backup: backupWith((o) => `back ClickHouse up with its BACKUP statement (BACKUP DATABASE ${o.schema} TO Disk('backups', 'console.zip')) or clickhouse-backup`),
+  backup: backupWith(
+    (o) =>
+      `back ClickHouse up with its BACKUP statement (BACKUP DATABASE ${o.schema} TO Disk('backups', 'console.zip')) or clickhouse-backup`,
+  ),
   knexConfig: (o) => ({
     client: ClickHouseKnexClient as unknown as typeof Knex.Client,
     connection: clickhouseConnection(o) as unknown as Knex.StaticConnectionConfig,
@@ -53,19 +57,30 @@ export const clickhouseDialect: Dialect = {
   toDbTime: (d) => d,
   clock: (knex, ms = 0) => knex.raw('now64(3) + toIntervalMillisecond(?)', [Math.round(ms)]),
   tableOptions: (table, _o, design) => {
-    table.engine(design.sortKey ? `${engineOf(design)} order by (${design.sortKey.map(quoteIdentifier).join(', ')})` : engineOf(design));
+    table.engine(
+      design.sortKey
+        ? `${engineOf(design)} order by (${design.sortKey.map(quoteIdentifier).join(', ')})`
+        : engineOf(design),
+    );
   },
   // A copy with the new engine takes the rows, then the two swap names (one atomic EXCHANGE). A run that
   // failed half-way starts again from an empty copy.
   async redesign(knex, table, design) {
-    const [info] = (await knex.raw('select sorting_key from system.tables where database = currentDatabase() and name = ?', [table])) as { sorting_key: string }[];
+    const [info] = (await knex.raw(
+      'select sorting_key from system.tables where database = currentDatabase() and name = ?',
+      [table],
+    )) as { sorting_key: string }[];
     if (!info) throw new Error(`table ${table} does not exist`);
     const order = design.sortKey ? design.sortKey.map(quoteIdentifier).join(', ') : info.sorting_key;
     const copy = `${table}__redesign`;
     await knex.schema.dropTableIfExists(copy);
-    await knex.raw(`create table ${quoteIdentifier(copy)} as ${quoteIdentifier(table)} engine = ${engineOf(design)} order by (${order}) settings ${LIGHTWEIGHT_MUTATIONS}`);
+    await knex.raw(
+      `create table ${quoteIdentifier(copy)} as ${quoteIdentifier(table)} engine = ${engineOf(design)} order by (${order}) settings ${LIGHTWEIGHT_MUTATIONS}`,
+    );
     // A large table takes long to copy, and must not fail on every start for it.
-    await knex.raw(`insert into ${quoteIdentifier(copy)} select * from ${quoteIdentifier(table)} settings max_execution_time = 0`);
+    await knex.raw(
+      `insert into ${quoteIdentifier(copy)} select * from ${quoteIdentifier(table)} settings max_execution_time = 0`,
+    );
     await knex.raw(`exchange tables ${quoteIdentifier(table)} and ${quoteIdentifier(copy)}`);
     await knex.schema.dropTable(copy);
   },
@@ -78,7 +93,9 @@ export const clickhouseDialect: Dialect = {
     for (const row of spec.rows) {
       const where = pick(row, spec.key);
       const merge = Array.isArray(spec.merge) ? pick(row, spec.merge) : spec.merge;
-      const stored = merge ? (await knex(spec.table).where(where).update(merge)) > 0 : Boolean(await knex(spec.table).where(where).first(spec.key[0]!));
+      const stored = merge
+        ? (await knex(spec.table).where(where).update(merge)) > 0
+        : Boolean(await knex(spec.table).where(where).first(spec.key[0]!));
       if (!stored) await knex(spec.table).insert(row);
     }
   },
@@ -92,7 +109,11 @@ export const clickhouseDialect: Dialect = {
   // No planner statistics to refresh.
   refreshStatistics: async () => {},
   listTables: async (knex, like) =>
-    ((await knex.raw('select name from system.tables where database = currentDatabase() and name like ?', [like])) as { name: string }[]).map((r) => r.name),
+    (
+      (await knex.raw('select name from system.tables where database = currentDatabase() and name like ?', [like])) as {
+        name: string;
+      }[]
+    ).map((r) => r.name),
   dropTables: async (knex, names) => {
     for (const name of names) await knex.schema.dropTableIfExists(name);
   },

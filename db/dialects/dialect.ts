@@ -76,7 +76,13 @@ export interface Dialect {
    * polled. `onLost` is called once if the connection fails or ends (the server restarted); `notify` works on
    * the pool, with or without this connection.
    */
-  listen?(options: DbOptions, knex: Knex, channel: string, onPayload: (payload: string) => void, onLost: (error: Error) => void): Promise<ChangeListenerConnection>;
+  listen?(
+    options: DbOptions,
+    knex: Knex,
+    channel: string,
+    onPayload: (payload: string) => void,
+    onLost: (error: Error) => void,
+  ): Promise<ChangeListenerConnection>;
   /**
    * The database clock, `ms` milliseconds ahead. Leases and run-after times are written and compared on
    * this one clock, so nodes whose clocks disagree still agree on when a lease has run out.
@@ -133,13 +139,25 @@ export function driverError(error: unknown): { code?: unknown } | undefined {
 }
 
 /** Socket failures of any network driver: the server is down, restarting, or out of reach. */
-const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
+const NETWORK_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+]);
 
 /**
  * `isUnavailable` for a driver over the network through knex's pool: a socket failure, one of the driver's own
  * codes (`codes`) or messages (`messages`), or knex finding no connection in the pool in time.
  */
-export function unavailableWhen(codes: readonly string[], messages: readonly RegExp[] = []): (error: unknown) => boolean {
+export function unavailableWhen(
+  codes: readonly string[],
+  messages: readonly RegExp[] = [],
+): (error: unknown) => boolean {
   const known = new Set([...NETWORK_CODES, ...codes]);
   return (error) => {
     const e = driverError(error) as { code?: unknown; name?: unknown; message?: unknown } | undefined;
@@ -156,22 +174,33 @@ export async function upsertOnConflict(knex: Knex, spec: UpsertSpec): Promise<vo
   await (spec.merge ? insert.merge(spec.merge as string[]) : insert.ignore());
 }
 
-export async function replaceOnConflict(knex: Knex, table: string, rows: Record<string, unknown>[], key: string[]): Promise<void> {
+export async function replaceOnConflict(
+  knex: Knex,
+  table: string,
+  rows: Record<string, unknown>[],
+  key: string[],
+): Promise<void> {
   await knex(table).insert(rows).onConflict(key).merge();
 }
 
-export async function parentFirst(parent: () => PromiseLike<unknown>, children: () => PromiseLike<unknown>): Promise<void> {
+export async function parentFirst(
+  parent: () => PromiseLike<unknown>,
+  children: () => PromiseLike<unknown>,
+): Promise<void> {
   await parent();
   await children();
 }
 
 /** Claim for engines that can update through a sub-select in one statement and return the rows (PostgreSQL, SQLite). */
-export async function claimWithReturning(knex: Knex, spec: ClaimSpec, lock: boolean): Promise<Record<string, unknown>[]> {
+export async function claimWithReturning(
+  knex: Knex,
+  spec: ClaimSpec,
+  lock: boolean,
+): Promise<Record<string, unknown>[]> {
   const ids = spec.candidates(knex(spec.table).select('id'));
   if (lock) ids.forUpdate().skipLocked();
   return (await knex(spec.table).whereIn('id', ids).update(spec.set).returning('*')) as Record<string, unknown>[];
 }
-
 
 const ISO_UTC = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 
@@ -189,6 +218,8 @@ export function isoFromDb(value: unknown): string | null {
 /** The `backup` of a database server: refused, naming the tool that backs the server up, as `advice(options)` says. */
 export function backupWith(advice: (options: DbOptions) => string): Dialect['backup'] {
   return async (_knex, options) => {
-    throw new Error(`backup copies SQLite databases only; ${advice(options)}, and keep global.encrypt_key with the dump`);
+    throw new Error(
+      `backup copies SQLite databases only; ${advice(options)}, and keep global.encrypt_key with the dump`,
+    );
   };
 }

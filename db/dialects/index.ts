@@ -8,7 +8,12 @@ import { sqliteDialect } from './sqlite.ts';
 export type { Dialect, TableDesign, UpsertSpec } from './dialect.ts';
 export { isoFromDb } from './dialect.ts';
 
-const DIALECTS: Record<DbOptions['driver'], Dialect> = { sqlite: sqliteDialect, postgres: postgresDialect, mysql: mysqlDialect, clickhouse: clickhouseDialect };
+const DIALECTS: Record<DbOptions['driver'], Dialect> = {
+  sqlite: sqliteDialect,
+  postgres: postgresDialect,
+  mysql: mysqlDialect,
+  clickhouse: clickhouseDialect,
+};
 
 export function dialectFor(driver: DbOptions['driver']): Dialect {
   return DIALECTS[driver];
@@ -20,7 +25,11 @@ export function dialectFor(driver: DbOptions['driver']): Dialect {
  * no database at hand (the HTTP edge maps errors without one).
  */
 export function isDatabaseUnavailable(error: unknown): boolean {
-  for (let e = error, depth = 0; e && typeof e === 'object' && depth < 8; e = (e as { cause?: unknown }).cause, depth++) {
+  for (
+    let e = error, depth = 0;
+    e && typeof e === 'object' && depth < 8;
+    e = (e as { cause?: unknown }).cause, depth++
+  ) {
     if (Object.values(DIALECTS).some((d) => d.isUnavailable(e))) return true;
   }
   return false;

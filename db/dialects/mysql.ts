@@ -1,14 +1,30 @@
 import type { RetryReason } from '../retry.ts';
-import { backupWith, driverError, parentFirst, replaceOnConflict, unavailableWhen, upsertOnConflict, type Dialect } from './dialect.ts';
+import {
+  backupWith,
+  driverError,
+  parentFirst,
+  replaceOnConflict,
+  unavailableWhen,
+  upsertOnConflict,
+  type Dialect,
+} from './dialect.ts';
 
 /**
  * The server going away: the connection cut (mysql2's PROTOCOL_* codes, and a command queued on a connection
  * that just failed), the server shutting down, or refusing more connections.
  */
-const isUnavailable = unavailableWhen([
-  'PROTOCOL_CONNECTION_LOST', 'PROTOCOL_ENQUEUE_AFTER_FATAL_ERROR', 'PROTOCOL_ENQUEUE_AFTER_QUIT', 'ER_SERVER_SHUTDOWN', 'ER_CON_COUNT_ERROR',
-  'ER_NORMAL_SHUTDOWN', 'ER_SHUTDOWN_COMPLETE',
-], [/connection is in closed state/]);
+const isUnavailable = unavailableWhen(
+  [
+    'PROTOCOL_CONNECTION_LOST',
+    'PROTOCOL_ENQUEUE_AFTER_FATAL_ERROR',
+    'PROTOCOL_ENQUEUE_AFTER_QUIT',
+    'ER_SERVER_SHUTDOWN',
+    'ER_CON_COUNT_ERROR',
+    'ER_NORMAL_SHUTDOWN',
+    'ER_SHUTDOWN_COMPLETE',
+  ],
+  [/connection is in closed state/],
+);
 
 /** ER_LOCK_DEADLOCK rolls the transaction back; ER_LOCK_WAIT_TIMEOUT only the statement (the caller rolls back the rest). */
 const RETRY_ERRNOS = new Map<number, RetryReason>([
@@ -18,7 +34,10 @@ const RETRY_ERRNOS = new Map<number, RetryReason>([
 
 export const mysqlDialect: Dialect = {
   name: 'mysql',
-  backup: backupWith((o) => `back MariaDB or MySQL up with mariadb-dump (mariadb-dump --single-transaction ${o.schema} > console.sql; mysqldump on MySQL)`),
+  backup: backupWith(
+    (o) =>
+      `back MariaDB or MySQL up with mariadb-dump (mariadb-dump --single-transaction ${o.schema} > console.sql; mysqldump on MySQL)`,
+  ),
   knexConfig: (o) => ({
     client: 'mysql2',
     connection: {
@@ -37,7 +56,10 @@ export const mysqlDialect: Dialect = {
       min: Math.min(o.maxIdleConnections, o.maxOpenConnections),
       max: o.maxOpenConnections,
       idleTimeoutMillis: o.connectionLifetimeMs,
-      afterCreate: (conn: { query(sql: string, values: unknown[], cb: (err: Error | null) => void): void }, done: (err: Error | null, conn: unknown) => void) => {
+      afterCreate: (
+        conn: { query(sql: string, values: unknown[], cb: (err: Error | null) => void): void },
+        done: (err: Error | null, conn: unknown) => void,
+      ) => {
         conn.query('SET NAMES ? COLLATE ?', [o.charset, o.collation], (err) => done(err, conn));
       },
     },
@@ -46,7 +68,14 @@ export const mysqlDialect: Dialect = {
   clock: (knex, ms = 0) => knex.raw('utc_timestamp(3) + interval ? microsecond', [Math.round(ms * 1000)]),
   refreshStatistics: async (knex, table) => void (await knex.raw('analyze table ??', [table])),
   listTables: async (knex, like) =>
-    ((await knex.raw(`select table_name as name from information_schema.tables where table_schema = database() and table_name like ?`, [like]))[0] as { name: string }[]).map((r) => r.name),
+    (
+      (
+        await knex.raw(
+          `select table_name as name from information_schema.tables where table_schema = database() and table_name like ?`,
+          [like],
+        )
+      )[0] as { name: string }[]
+    ).map((r) => r.name),
   // foreign_key_checks is per connection: the transaction keeps the drops on the one that turned it off.
   dropTables: (knex, names) =>
     knex.transaction(async (trx) => {

@@ -1,12 +1,24 @@
 import type { RetryReason } from '../retry.ts';
-import { backupWith, claimWithReturning, driverError, parentFirst, replaceOnConflict, unavailableWhen, upsertOnConflict, type Dialect } from './dialect.ts';
+import {
+  backupWith,
+  claimWithReturning,
+  driverError,
+  parentFirst,
+  replaceOnConflict,
+  unavailableWhen,
+  upsertOnConflict,
+  type Dialect,
+} from './dialect.ts';
 
 /**
  * The server going away: shutting down (57P01 admin, 57P02 crash), not yet accepting connections while it
  * starts or recovers (57P03), or a connection exception (class 08); node-postgres reports a socket closed
  * under it by message only.
  */
-const isUnavailable = unavailableWhen(['57P01', '57P02', '57P03', '08000', '08001', '08003', '08004', '08006'], [/Connection terminated/]);
+const isUnavailable = unavailableWhen(
+  ['57P01', '57P02', '57P03', '08000', '08001', '08003', '08004', '08006'],
+  [/Connection terminated/],
+);
 
 /** SQLSTATEs after which the transaction is aborted and may simply run again. */
 const RETRY_STATES = new Map<unknown, RetryReason>([
@@ -16,10 +28,20 @@ const RETRY_STATES = new Map<unknown, RetryReason>([
 
 export const postgresDialect: Dialect = {
   name: 'postgres',
-  backup: backupWith((o) => `back PostgreSQL up with pg_dump (pg_dump --format=custom --table='${o.tablePrefix}*' --file=console.dump ${o.schema})`),
+  backup: backupWith(
+    (o) =>
+      `back PostgreSQL up with pg_dump (pg_dump --format=custom --table='${o.tablePrefix}*' --file=console.dump ${o.schema})`,
+  ),
   async listen(o, knex, channel, onPayload, onLost) {
     const { default: pg } = await import('pg');
-    const client = new pg.Client({ host: o.host, port: o.port, user: o.username, password: o.password, database: o.schema, connectionTimeoutMillis: o.dialTimeoutMs });
+    const client = new pg.Client({
+      host: o.host,
+      port: o.port,
+      user: o.username,
+      password: o.password,
+      database: o.schema,
+      connectionTimeoutMillis: o.dialTimeoutMs,
+    });
     let listening = false;
     // Once LISTEN holds, the first error or end of the connection reports the loss (once); failures before that
     // reject connect or LISTEN below. Without an error listener, node-postgres's error event would crash the process.
@@ -53,16 +75,33 @@ export const postgresDialect: Dialect = {
   },
   knexConfig: (o) => ({
     client: 'pg',
-    connection: { host: o.host, port: o.port, user: o.username, password: o.password, database: o.schema, connectionTimeoutMillis: o.dialTimeoutMs },
+    connection: {
+      host: o.host,
+      port: o.port,
+      user: o.username,
+      password: o.password,
+      database: o.schema,
+      connectionTimeoutMillis: o.dialTimeoutMs,
+    },
     searchPath: ['public'],
-    pool: { min: Math.min(o.maxIdleConnections, o.maxOpenConnections), max: o.maxOpenConnections, idleTimeoutMillis: o.connectionLifetimeMs },
+    pool: {
+      min: Math.min(o.maxIdleConnections, o.maxOpenConnections),
+      max: o.maxOpenConnections,
+      idleTimeoutMillis: o.connectionLifetimeMs,
+    },
   }),
   toDbTime: (d) => d,
   clock: (knex, ms = 0) => knex.raw(`clock_timestamp() + cast(? as double precision) * interval '1 millisecond'`, [ms]),
   claim: (knex, spec) => claimWithReturning(knex, spec, true),
   refreshStatistics: async (knex, table) => void (await knex.raw('analyze ??', [table])),
   listTables: async (knex, like) =>
-    ((await knex.raw(`select tablename as name from pg_tables where schemaname = 'public' and tablename like ?`, [like])).rows as { name: string }[]).map((r) => r.name),
+    (
+      (
+        await knex.raw(`select tablename as name from pg_tables where schemaname = 'public' and tablename like ?`, [
+          like,
+        ])
+      ).rows as { name: string }[]
+    ).map((r) => r.name),
   // One statement with cascade, so foreign keys between the tables cannot make the order matter.
   dropTables: async (knex, names) => {
     if (names.length) await knex.raw(`drop table if exists ${names.map(() => '??').join(', ')} cascade`, names);

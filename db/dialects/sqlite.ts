@@ -1,6 +1,13 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { claimWithReturning, driverError, parentFirst, replaceOnConflict, upsertOnConflict, type Dialect } from './dialect.ts';
+import {
+  claimWithReturning,
+  driverError,
+  parentFirst,
+  replaceOnConflict,
+  upsertOnConflict,
+  type Dialect,
+} from './dialect.ts';
 
 interface PreparingConnection {
   pragma(s: string): unknown;
@@ -34,13 +41,16 @@ export const sqliteDialect: Dialect = {
   },
   localKeyFolder: (o) => (o.path === ':memory:' ? undefined : dirname(o.path)),
   backup: async (knex, o, file) => {
-    if (o.path === ':memory:' || !existsSync(o.path)) throw new Error(`no SQLite database at ${o.path} (database.path) to back up`);
+    if (o.path === ':memory:' || !existsSync(o.path))
+      throw new Error(`no SQLite database at ${o.path} (database.path) to back up`);
     if (resolve(file) === resolve(o.path)) throw new Error('the backup file must not be the database itself');
     mkdirSync(dirname(resolve(file)), { recursive: true });
     // better-sqlite3's online backup API. All pages in one step: its read transaction does not hold up the
     // serving process's writes (WAL), whereas a copy made in small steps starts over after every write from
     // another connection and, under steady writes, might never finish.
-    const conn = (await knex.client.acquireConnection()) as { backup(file: string, o: { progress(p: { totalPages: number }): number }): Promise<unknown> };
+    const conn = (await knex.client.acquireConnection()) as {
+      backup(file: string, o: { progress(p: { totalPages: number }): number }): Promise<unknown>;
+    };
     try {
       await conn.backup(file, { progress: ({ totalPages }) => totalPages });
     } finally {
@@ -73,7 +83,12 @@ export const sqliteDialect: Dialect = {
   // SQLite plans the claim through its index whatever the statistics say.
   refreshStatistics: async () => {},
   listTables: async (knex, like) =>
-    ((await knex.raw(`select name from sqlite_master where type = 'table' and name not like 'sqlite_%' and name like ?`, [like])) as { name: string }[]).map((r) => r.name),
+    (
+      (await knex.raw(
+        `select name from sqlite_master where type = 'table' and name not like 'sqlite_%' and name like ?`,
+        [like],
+      )) as { name: string }[]
+    ).map((r) => r.name),
   // The single connection makes the pragma hold for the drops.
   dropTables: async (knex, names) => {
     await knex.raw('pragma foreign_keys = off');
@@ -92,6 +107,9 @@ export const sqliteDialect: Dialect = {
   retryReason: () => undefined,
   isUniqueViolation: (e) => {
     const code = driverError(e)?.code;
-    return typeof code === 'string' && (code.startsWith('SQLITE_CONSTRAINT_UNIQUE') || code === 'SQLITE_CONSTRAINT_PRIMARYKEY');
+    return (
+      typeof code === 'string' &&
+      (code.startsWith('SQLITE_CONSTRAINT_UNIQUE') || code === 'SQLITE_CONSTRAINT_PRIMARYKEY')
+    );
   },
 };

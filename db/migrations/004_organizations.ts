@@ -42,7 +42,10 @@ export const organizations: Migration = {
       table.index(['org_id']);
     });
     const roles = (await knex(t.roles).select('id', 'name')) as { id: string; name: string }[];
-    for (const role of roles) await knex(t.roles).where('id', role.id).update({ name_key: `global/${role.name.toLowerCase()}` });
+    for (const role of roles)
+      await knex(t.roles)
+        .where('id', role.id)
+        .update({ name_key: `global/${role.name.toLowerCase()}` });
     await knex.schema.alterTable(t.roles, (table) => table.unique(['name_key']));
   },
 };

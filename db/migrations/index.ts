@@ -8,4 +8,12 @@ import { taskVersions } from './006_task_versions.ts';
 import { idempotencyKeys } from './007_idempotency_keys.ts';
 
 /** Every migration in order. Add new ones at the end; never edit one that has shipped. */
-export const migrations: Migration[] = [identity, tasks, userTokens, organizations, oauth, taskVersions, idempotencyKeys];
+export const migrations: Migration[] = [
+  identity,
+  tasks,
+  userTokens,
+  organizations,
+  oauth,
+  taskVersions,
+  idempotencyKeys,
+];

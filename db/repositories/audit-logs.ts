@@ -26,10 +26,17 @@ export interface AuditFilter {
 }
 
 export async function insertAuditRecord(db: Database, r: AuditRecord): Promise<void> {
-  await db.knex(db.t.auditLogs).insert({ ...r, created_at: db.dialect.toDbTime(new Date(r.created_at)), details: JSON.stringify(r.details) });
+  await db
+    .knex(db.t.auditLogs)
+    .insert({ ...r, created_at: db.dialect.toDbTime(new Date(r.created_at)), details: JSON.stringify(r.details) });
 }
 
-export async function listAuditRecords(db: Database, f: AuditFilter, offset: number, limit: number): Promise<{ rows: AuditRecord[]; total: number }> {
+export async function listAuditRecords(
+  db: Database,
+  f: AuditFilter,
+  offset: number,
+  limit: number,
+): Promise<{ rows: AuditRecord[]; total: number }> {
   const q = db.knex(db.t.auditLogs);
   if (f.user_id) q.where('user_id', f.user_id);
   if (f.action) q.where('action', f.action);
@@ -38,13 +45,26 @@ export async function listAuditRecords(db: Database, f: AuditFilter, offset: num
   if (f.start_time) q.where('created_at', '>=', db.dialect.toDbTime(f.start_time) as string);
   if (f.end_time) q.where('created_at', '<=', db.dialect.toDbTime(f.end_time) as string);
   const [countRow] = (await q.clone().count({ n: '*' })) as { n: number | string }[];
-  const rows = (await q.orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }]).offset(offset).limit(limit)) as Record<string, unknown>[];
+  const rows = (await q
+    .orderBy([
+      { column: 'created_at', order: 'desc' },
+      { column: 'id', order: 'desc' },
+    ])
+    .offset(offset)
+    .limit(limit)) as Record<string, unknown>[];
   return {
     total: Number(countRow?.n ?? 0),
-    rows: rows.map((row) => ({ ...(row as unknown as AuditRecord), created_at: isoFromDb(row.created_at)!, details: JSON.parse(String(row.details)) as Record<string, unknown> })),
+    rows: rows.map((row) => ({
+      ...(row as unknown as AuditRecord),
+      created_at: isoFromDb(row.created_at)!,
+      details: JSON.parse(String(row.details)) as Record<string, unknown>,
+    })),
   };
 }
 
 export async function deleteAuditRecordsBefore(db: Database, before: Date): Promise<number> {
-  return db.knex(db.t.auditLogs).where('created_at', '<', db.dialect.toDbTime(before) as string).del();
+  return db
+    .knex(db.t.auditLogs)
+    .where('created_at', '<', db.dialect.toDbTime(before) as string)
+    .del();
 }

@@ -13,7 +13,11 @@ export interface FileRow {
   created_at: string;
 }
 
-const fromDb = (r: Record<string, unknown>): FileRow => ({ ...(r as unknown as FileRow), size: Number(r.size), created_at: isoFromDb(r.created_at)! });
+const fromDb = (r: Record<string, unknown>): FileRow => ({
+  ...(r as unknown as FileRow),
+  size: Number(r.size),
+  created_at: isoFromDb(r.created_at)!,
+});
 
 export async function insertFile(db: Database, f: FileRow): Promise<void> {
   await db.knex(db.t.files).insert({ ...f, created_at: db.dialect.toDbTime(new Date(f.created_at)) });
@@ -25,12 +29,16 @@ export async function findFile(db: Database, key: string): Promise<FileRow | und
 }
 
 /** Files older than `before`, or belonging to the given tasks. */
-export async function findExpiredFiles(db: Database, before: Date, taskIds: string[], limit: number): Promise<FileRow[]> {
+export async function findExpiredFiles(
+  db: Database,
+  before: Date,
+  taskIds: string[],
+  limit: number,
+): Promise<FileRow[]> {
   const q = db.knex(db.t.files).where('created_at', '<', db.dialect.toDbTime(before) as string);
   if (taskIds.length) q.orWhereIn('task_id', taskIds);
   return ((await q.limit(limit)) as Record<string, unknown>[]).map(fromDb);
 }
-
 
 export async function deleteFileRows(db: Database, keys: string[]): Promise<number> {
   return keys.length ? db.knex(db.t.files).whereIn('key', keys).del() : 0;

@@ -24,17 +24,43 @@ export type ClaimResult = { claimed: true } | { claimed: false; stored: StoredKe
 
 const where = (userId: string, keyHash: string) => ({ user_id: userId, key_hash: keyHash });
 
-export async function readIdempotencyKey(db: Database, userId: string, keyHash: string): Promise<StoredKey | undefined> {
-  const row = (await db.knex(db.t.idempotencyKeys).where(where(userId, keyHash)).first('request_hash', 'claim_id', 'state', 'response', 'expires_at')) as
-    | { request_hash: string; claim_id: string; state: StoredKey['state']; response: string | null; expires_at: unknown }
+export async function readIdempotencyKey(
+  db: Database,
+  userId: string,
+  keyHash: string,
+): Promise<StoredKey | undefined> {
+  const row = (await db
+    .knex(db.t.idempotencyKeys)
+    .where(where(userId, keyHash))
+    .first('request_hash', 'claim_id', 'state', 'response', 'expires_at')) as
+    | {
+        request_hash: string;
+        claim_id: string;
+        state: StoredKey['state'];
+        response: string | null;
+        expires_at: unknown;
+      }
     | undefined;
   if (!row) return undefined;
-  return { requestHash: row.request_hash, claimId: row.claim_id, state: row.state, response: row.response, expiresAt: Date.parse(isoFromDb(row.expires_at)!) };
+  return {
+    requestHash: row.request_hash,
+    claimId: row.claim_id,
+    state: row.state,
+    response: row.response,
+    expiresAt: Date.parse(isoFromDb(row.expires_at)!),
+  };
 }
 
 function claimRow(db: Database, c: KeyClaim): Record<string, unknown> {
   const now = Date.now();
-  return { request_hash: c.requestHash, claim_id: c.claimId, state: 'running', response: null, created_at: db.dialect.toDbTime(new Date(now)), expires_at: db.dialect.toDbTime(new Date(now + c.leaseMs)) };
+  return {
+    request_hash: c.requestHash,
+    claim_id: c.claimId,
+    state: 'running',
+    response: null,
+    created_at: db.dialect.toDbTime(new Date(now)),
+    expires_at: db.dialect.toDbTime(new Date(now + c.leaseMs)),
+  };
 }
 
 /**
@@ -70,7 +96,14 @@ export function claimIdempotencyKey(db: Database, c: KeyClaim): Promise<ClaimRes
 }
 
 /** Stores the answer of the claim's request for `ttlMs`; nothing when the claim was lost meanwhile. */
-export async function finishIdempotencyKey(db: Database, userId: string, keyHash: string, claimId: string, response: string, ttlMs: number): Promise<void> {
+export async function finishIdempotencyKey(
+  db: Database,
+  userId: string,
+  keyHash: string,
+  claimId: string,
+  response: string,
+  ttlMs: number,
+): Promise<void> {
   await db
     .knex(db.t.idempotencyKeys)
     .where({ ...where(userId, keyHash), claim_id: claimId })
@@ -78,7 +111,12 @@ export async function finishIdempotencyKey(db: Database, userId: string, keyHash
 }
 
 /** Gives the key up, so that a repeat runs the request again (an answer not worth keeping). */
-export async function releaseIdempotencyKey(db: Database, userId: string, keyHash: string, claimId: string): Promise<void> {
+export async function releaseIdempotencyKey(
+  db: Database,
+  userId: string,
+  keyHash: string,
+  claimId: string,
+): Promise<void> {
   await db
     .knex(db.t.idempotencyKeys)
     .where({ ...where(userId, keyHash), claim_id: claimId })
@@ -87,5 +125,8 @@ export async function releaseIdempotencyKey(db: Database, userId: string, keyHas
 
 /** A credential cleaner of the sessions cleanup (engine/cleanup.ts): answers past their 24 hours, lapsed claims. */
 export async function deleteExpiredIdempotencyKeys(db: Database, now: Date): Promise<number> {
-  return db.knex(db.t.idempotencyKeys).where('expires_at', '<', db.dialect.toDbTime(now) as Knex.Value).del();
+  return db
+    .knex(db.t.idempotencyKeys)
+    .where('expires_at', '<', db.dialect.toDbTime(now) as Knex.Value)
+    .del();
 }

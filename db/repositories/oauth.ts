@@ -27,7 +27,8 @@ export async function insertOAuthState(db: Database, row: OAuthStateRow): Promis
  * already used. The delete decides: of callbacks racing with one state, on any node, one deletes the row.
  */
 export async function takeOAuthState(db: Database, id: string, provider: string): Promise<string | undefined> {
-  const row = (await db.knex(db.t.oauthStates).where({ id, provider }).first('code_verifier', 'expires_at')) as { code_verifier: string; expires_at: unknown } | undefined;
+  const row = (await db.knex(db.t.oauthStates).where({ id, provider }).first('code_verifier', 'expires_at')) as
+    { code_verifier: string; expires_at: unknown } | undefined;
   if (!row) return undefined;
   if ((await db.knex(db.t.oauthStates).where({ id, provider }).del()) !== 1) return undefined;
   return Date.parse(isoFromDb(row.expires_at)!) > Date.now() ? row.code_verifier : undefined;
@@ -35,7 +36,8 @@ export async function takeOAuthState(db: Database, id: string, provider: string)
 
 /** The user a provider's account is linked to, if any. */
 export async function findLinkedUserId(db: Database, provider: string, subject: string): Promise<string | undefined> {
-  const row = (await db.knex(db.t.oauthIdentities).where({ provider, subject }).first('user_id')) as { user_id: string } | undefined;
+  const row = (await db.knex(db.t.oauthIdentities).where({ provider, subject }).first('user_id')) as
+    { user_id: string } | undefined;
   return row?.user_id;
 }
 
@@ -46,12 +48,21 @@ export async function linkOAuthAccount(db: Database, link: OAuthLink, trx?: Knex
 
 /** The credential cleaner of the sessions cleanup (engine/cleanup.ts): states of logins never finished. */
 export async function deleteExpiredOAuthStates(db: Database, now: Date): Promise<number> {
-  return db.knex(db.t.oauthStates).where('expires_at', '<', db.dialect.toDbTime(now) as Knex.Value).del();
+  return db
+    .knex(db.t.oauthStates)
+    .where('expires_at', '<', db.dialect.toDbTime(now) as Knex.Value)
+    .del();
 }
 
 /** The ids of the global roles with these names, ignoring case; names that match no role are left out. */
 export async function globalRoleIdsNamed(db: Database, names: string[]): Promise<string[]> {
   if (!names.length) return [];
-  const rows = (await db.knex(db.t.roles).whereIn('name_key', names.map((n) => roleNameKey(n, null))).select('id')) as { id: string }[];
+  const rows = (await db
+    .knex(db.t.roles)
+    .whereIn(
+      'name_key',
+      names.map((n) => roleNameKey(n, null)),
+    )
+    .select('id')) as { id: string }[];
   return rows.map((r) => r.id);
 }

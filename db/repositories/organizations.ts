@@ -18,12 +18,21 @@ export interface Membership {
 }
 
 /** A page of live organizations, newest first; `id` narrows it to that one. */
-export async function listOrganizations(db: Database, opts: { offset: number; limit: number; search?: string; id?: string }): Promise<{ rows: OrganizationModel[]; total: number }> {
+export async function listOrganizations(
+  db: Database,
+  opts: { offset: number; limit: number; search?: string; id?: string },
+): Promise<{ rows: OrganizationModel[]; total: number }> {
   const query = db.models.Organization.query();
   if (opts.search) query.onBuildKnex((knexQuery) => whereContains(knexQuery, ['name'], opts.search!));
   if (opts.id) query.where('id', opts.id);
   const total = await query.clone().resultSize();
-  const rows = await query.orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }]).offset(opts.offset).limit(opts.limit);
+  const rows = await query
+    .orderBy([
+      { column: 'created_at', order: 'desc' },
+      { column: 'id', order: 'desc' },
+    ])
+    .offset(opts.offset)
+    .limit(opts.limit);
   return { rows, total };
 }
 
@@ -44,9 +53,17 @@ export async function organizationNameTaken(db: Database, name: string, exceptId
   return Boolean(await q.first('id'));
 }
 
-export async function insertOrganization(db: Database, org: Pick<OrganizationRow, 'id' | 'name' | 'description' | 'status'>): Promise<void> {
+export async function insertOrganization(
+  db: Database,
+  org: Pick<OrganizationRow, 'id' | 'name' | 'description' | 'status'>,
+): Promise<void> {
   const now = new Date().toISOString();
-  await db.models.Organization.query().insert({ ...org, name_key: org.name.toLowerCase(), created_at: now, updated_at: now });
+  await db.models.Organization.query().insert({
+    ...org,
+    name_key: org.name.toLowerCase(),
+    created_at: now,
+    updated_at: now,
+  });
 }
 
 export async function updateOrganization(db: Database, id: string, patch: OrganizationPatch): Promise<void> {
@@ -63,7 +80,9 @@ export async function softDeleteOrganization(db: Database, id: string): Promise<
   const { t } = db;
   const now = new Date().toISOString();
   await db.knex.transaction(async (trx) => {
-    await db.models.Organization.query(trx).findById(id).patch({ deleted_at: now, updated_at: now, name_key: null } as never);
+    await db.models.Organization.query(trx)
+      .findById(id)
+      .patch({ deleted_at: now, updated_at: now, name_key: null } as never);
     await trx(t.orgMemberRoles).where('org_id', id).del();
     await trx(t.orgMembers).where('org_id', id).del();
     const roles = trx(t.roles).where('org_id', id).select('id');
@@ -80,12 +99,20 @@ export async function listMembers(db: Database, orgId: string): Promise<MemberRo
     .where(`${t.orgMembers}.org_id`, orgId)
     .whereNull(`${t.users}.deleted_at`)
     .orderBy([{ column: `${t.orgMembers}.created_at` }, { column: `${t.orgMembers}.user_id` }])
-    .select(`${t.orgMembers}.user_id as user_id`, `${t.users}.username as username`, `${t.orgMembers}.created_at as created_at`)) as { user_id: string; username: string; created_at: unknown }[];
+    .select(
+      `${t.orgMembers}.user_id as user_id`,
+      `${t.users}.username as username`,
+      `${t.orgMembers}.created_at as created_at`,
+    )) as { user_id: string; username: string; created_at: unknown }[];
   const roles = (await knex(t.orgMemberRoles)
     .join(t.roles, `${t.roles}.id`, `${t.orgMemberRoles}.role_id`)
     .where(`${t.orgMemberRoles}.org_id`, orgId)
     .orderBy(`${t.roles}.name`)
-    .select(`${t.orgMemberRoles}.user_id as user_id`, `${t.roles}.id as id`, `${t.roles}.name as name`)) as { user_id: string; id: string; name: string }[];
+    .select(`${t.orgMemberRoles}.user_id as user_id`, `${t.roles}.id as id`, `${t.roles}.name as name`)) as {
+    user_id: string;
+    id: string;
+    name: string;
+  }[];
   return members.map((m) => ({
     user_id: m.user_id,
     username: m.username,
@@ -99,7 +126,14 @@ export async function setMember(db: Database, orgId: string, userId: string, rol
   const { t } = db;
   await db.knex.transaction(async (trx) => {
     const key = { org_id: orgId, user_id: userId };
-    await db.upsert({ table: t.orgMembers, rows: [{ ...key, created_at: db.dialect.toDbTime(new Date()) }], key: ['org_id', 'user_id'] }, trx);
+    await db.upsert(
+      {
+        table: t.orgMembers,
+        rows: [{ ...key, created_at: db.dialect.toDbTime(new Date()) }],
+        key: ['org_id', 'user_id'],
+      },
+      trx,
+    );
     await trx(t.orgMemberRoles).where(key).del();
     if (roleIds.length) await trx(t.orgMemberRoles).insert(roleIds.map((role_id) => ({ ...key, role_id })));
   });
@@ -118,7 +152,11 @@ export async function removeMember(db: Database, orgId: string, userId: string):
 export async function findMembership(db: Database, orgId: string, userId: string): Promise<Membership | undefined> {
   const { knex, t } = db;
   const rows = (await knex(t.orgMembers)
-    .leftJoin(t.orgMemberRoles, (j) => j.on(`${t.orgMemberRoles}.org_id`, `${t.orgMembers}.org_id`).andOn(`${t.orgMemberRoles}.user_id`, `${t.orgMembers}.user_id`))
+    .leftJoin(t.orgMemberRoles, (j) =>
+      j
+        .on(`${t.orgMemberRoles}.org_id`, `${t.orgMembers}.org_id`)
+        .andOn(`${t.orgMemberRoles}.user_id`, `${t.orgMembers}.user_id`),
+    )
     .leftJoin(t.rolePermissions, `${t.rolePermissions}.role_id`, `${t.orgMemberRoles}.role_id`)
     .where(`${t.orgMembers}.org_id`, orgId)
     .where(`${t.orgMembers}.user_id`, userId)
@@ -128,13 +166,21 @@ export async function findMembership(db: Database, orgId: string, userId: string
 }
 
 /** The roles a user holds in every organization they belong to, each with its permissions. */
-export async function findOrganizationRolesOf(db: Database, userId: string): Promise<{ name: string; org_id: string; permissions: string[] }[]> {
+export async function findOrganizationRolesOf(
+  db: Database,
+  userId: string,
+): Promise<{ name: string; org_id: string; permissions: string[] }[]> {
   const { knex, t } = db;
   const rows = (await knex(t.orgMemberRoles)
     .join(t.roles, `${t.roles}.id`, `${t.orgMemberRoles}.role_id`)
     .leftJoin(t.rolePermissions, `${t.rolePermissions}.role_id`, `${t.roles}.id`)
     .where(`${t.orgMemberRoles}.user_id`, userId)
-    .select(`${t.roles}.id as id`, `${t.roles}.name as name`, `${t.orgMemberRoles}.org_id as org_id`, `${t.rolePermissions}.permission as permission`)) as {
+    .select(
+      `${t.roles}.id as id`,
+      `${t.roles}.name as name`,
+      `${t.orgMemberRoles}.org_id as org_id`,
+      `${t.rolePermissions}.permission as permission`,
+    )) as {
     id: string;
     name: string;
     org_id: string;

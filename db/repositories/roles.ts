@@ -27,14 +27,20 @@ export function roleNameKey(name: string, orgId: string | null | undefined): str
   return `${orgId ?? 'global'}/${name.toLowerCase()}`;
 }
 
-export async function listRoles(db: Database, opts: RoleFilter): Promise<{ rows: RoleWithPermissions[]; total: number }> {
+export async function listRoles(
+  db: Database,
+  opts: RoleFilter,
+): Promise<{ rows: RoleWithPermissions[]; total: number }> {
   const query = db.models.Role.query();
   if (opts.search) query.onBuildKnex((knexQuery) => whereContains(knexQuery, ['name'], opts.search!));
   if (opts.org_id) query.where('org_id', opts.org_id);
   if (opts.usableIn) query.where((w) => w.whereNull('org_id').orWhere('org_id', opts.usableIn!));
   const total = await query.clone().resultSize();
   const rows = (await query
-    .orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }])
+    .orderBy([
+      { column: 'created_at', order: 'desc' },
+      { column: 'id', order: 'desc' },
+    ])
     .offset(opts.offset)
     .limit(opts.limit)
     .withGraphFetched('permissions')) as RoleWithPermissions[];
@@ -47,11 +53,18 @@ export async function findRoleById(db: Database, id: string): Promise<RoleWithPe
 
 /** A global role by name (organizations may have roles of the same name). */
 export async function findRoleByName(db: Database, name: string): Promise<RoleWithPermissions | undefined> {
-  return (await db.models.Role.query().findOne({ name_key: roleNameKey(name, null) }).withGraphFetched('permissions')) as RoleWithPermissions | undefined;
+  return (await db.models.Role.query()
+    .findOne({ name_key: roleNameKey(name, null) })
+    .withGraphFetched('permissions')) as RoleWithPermissions | undefined;
 }
 
 /** Whether another role of the same scope has this name, ignoring case, so "Admin" cannot sit beside "admin". */
-export async function roleNameTaken(db: Database, name: string, orgId: string | null, exceptId?: string): Promise<boolean> {
+export async function roleNameTaken(
+  db: Database,
+  name: string,
+  orgId: string | null,
+  exceptId?: string,
+): Promise<boolean> {
   const q = db.knex(db.t.roles).where('name_key', roleNameKey(name, orgId));
   if (exceptId) q.whereNot('id', exceptId);
   return Boolean(await q.first('id'));
@@ -72,9 +85,20 @@ export async function insertRole(db: Database, id: string, input: RoleInput, isS
   await db.knex.transaction(async (trx) => {
     const orgId = input.org_id ?? null;
     await db.dialect.insertFamily(
-      () => db.models.Role.query(trx).insert({ id, name: input.name, name_key: roleNameKey(input.name, orgId), org_id: orgId, description: input.description, is_system: isSystem, created_at: now, updated_at: now }),
+      () =>
+        db.models.Role.query(trx).insert({
+          id,
+          name: input.name,
+          name_key: roleNameKey(input.name, orgId),
+          org_id: orgId,
+          description: input.description,
+          is_system: isSystem,
+          created_at: now,
+          updated_at: now,
+        }),
       async () => {
-        if (input.permissions.length) await trx(db.t.rolePermissions).insert(input.permissions.map((permission) => ({ role_id: id, permission })));
+        if (input.permissions.length)
+          await trx(db.t.rolePermissions).insert(input.permissions.map((permission) => ({ role_id: id, permission })));
       },
     );
   });
@@ -92,7 +116,8 @@ export async function updateRole(db: Database, id: string, patch: Partial<Omit<R
     await db.models.Role.query(trx).findById(id).patch(row);
     if (patch.permissions) {
       await trx(db.t.rolePermissions).where('role_id', id).del();
-      if (patch.permissions.length) await trx(db.t.rolePermissions).insert(patch.permissions.map((permission) => ({ role_id: id, permission })));
+      if (patch.permissions.length)
+        await trx(db.t.rolePermissions).insert(patch.permissions.map((permission) => ({ role_id: id, permission })));
     }
   });
 }
@@ -111,7 +136,11 @@ export async function deleteRole(db: Database, id: string): Promise<void> {
 export async function roleInUse(db: Database, id: string): Promise<boolean> {
   const { knex, t } = db;
   for (const table of [t.userRoles, t.orgMemberRoles]) {
-    const row = await knex(table).join(t.users, `${t.users}.id`, `${table}.user_id`).where(`${table}.role_id`, id).whereNull(`${t.users}.deleted_at`).first(`${table}.user_id`);
+    const row = await knex(table)
+      .join(t.users, `${t.users}.id`, `${table}.user_id`)
+      .where(`${table}.role_id`, id)
+      .whereNull(`${t.users}.deleted_at`)
+      .first(`${table}.user_id`);
     if (row) return true;
   }
   return false;

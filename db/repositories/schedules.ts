@@ -9,7 +9,12 @@ export interface ScheduleStateRow {
   next_run: string | null;
 }
 
-const fromDb = (r: Record<string, unknown>): ScheduleStateRow => ({ id: String(r.id), enabled: Boolean(r.enabled), last_run: isoFromDb(r.last_run), next_run: isoFromDb(r.next_run) });
+const fromDb = (r: Record<string, unknown>): ScheduleStateRow => ({
+  id: String(r.id),
+  enabled: Boolean(r.enabled),
+  last_run: isoFromDb(r.last_run),
+  next_run: isoFromDb(r.next_run),
+});
 const COLUMNS = ['id', 'enabled', 'last_run', 'next_run'];
 
 export async function readScheduleStates(db: Database): Promise<Map<string, ScheduleStateRow>> {
@@ -23,11 +28,21 @@ export async function readScheduleState(db: Database, id: string): Promise<Sched
 }
 
 /** Creates the row with `initial` when missing, then applies `patch`; both only for the columns given. */
-export async function saveScheduleState(db: Database, id: string, patch: Partial<Omit<ScheduleStateRow, 'id'>>, initialEnabled = true): Promise<void> {
+export async function saveScheduleState(
+  db: Database,
+  id: string,
+  patch: Partial<Omit<ScheduleStateRow, 'id'>>,
+  initialEnabled = true,
+): Promise<void> {
   const time = (v: string | null | undefined) => (v ? db.dialect.toDbTime(new Date(v)) : v);
   const row: Record<string, unknown> = { updated_at: db.dialect.toDbTime(new Date()) };
   if (patch.enabled !== undefined) row.enabled = patch.enabled;
   if (patch.last_run !== undefined) row.last_run = time(patch.last_run);
   if (patch.next_run !== undefined) row.next_run = time(patch.next_run);
-  await db.upsert({ table: db.t.taskSchedules, rows: [{ id, enabled: initialEnabled, last_run: null, next_run: null, ...row }], key: ['id'], merge: Object.keys(row) });
+  await db.upsert({
+    table: db.t.taskSchedules,
+    rows: [{ id, enabled: initialEnabled, last_run: null, next_run: null, ...row }],
+    key: ['id'],
+    merge: Object.keys(row),
+  });
 }

@@ -14,7 +14,14 @@ export interface SessionRow {
 
 export async function insertSession(db: Database, s: Omit<SessionRow, 'revoked_at'>): Promise<void> {
   const time = db.dialect.toDbTime;
-  await db.knex(db.t.sessions).insert({ ...s, created_at: time(new Date(s.created_at)), last_seen_at: time(new Date(s.last_seen_at)), expires_at: time(new Date(s.expires_at)) });
+  await db
+    .knex(db.t.sessions)
+    .insert({
+      ...s,
+      created_at: time(new Date(s.created_at)),
+      last_seen_at: time(new Date(s.last_seen_at)),
+      expires_at: time(new Date(s.expires_at)),
+    });
 }
 
 export async function findSession(db: Database, id: string): Promise<SessionRow | undefined> {
@@ -36,11 +43,19 @@ export async function touchSession(db: Database, id: string, at: Date, expiresAt
 }
 
 export async function revokeSession(db: Database, id: string): Promise<void> {
-  await db.knex(db.t.sessions).where('id', id).whereNull('revoked_at').update({ revoked_at: db.dialect.toDbTime(new Date()) });
+  await db
+    .knex(db.t.sessions)
+    .where('id', id)
+    .whereNull('revoked_at')
+    .update({ revoked_at: db.dialect.toDbTime(new Date()) });
 }
 
 export async function revokeUserSessions(db: Database, userId: string): Promise<void> {
-  await db.knex(db.t.sessions).where('user_id', userId).whereNull('revoked_at').update({ revoked_at: db.dialect.toDbTime(new Date()) });
+  await db
+    .knex(db.t.sessions)
+    .where('user_id', userId)
+    .whereNull('revoked_at')
+    .update({ revoked_at: db.dialect.toDbTime(new Date()) });
 }
 
 /** Deletes sessions that expired or were revoked before `before` (the cleanup schedule calls this). */

@@ -81,7 +81,11 @@ export class ReadyLists {
       else firstLater ??= row.run_after;
     }
     // Rows come oldest first: every row left out may run no earlier than the first one not taken.
-    const until = firstLater ? Math.min(Date.parse(firstLater), startedAt + COMPLETE_FOR_MS) : rows.length < limit ? startedAt + COMPLETE_FOR_MS : 0;
+    const until = firstLater
+      ? Math.min(Date.parse(firstLater), startedAt + COMPLETE_FOR_MS)
+      : rows.length < limit
+        ? startedAt + COMPLETE_FOR_MS
+        : 0;
     list.completeUntil = undisturbed ? until : 0;
   }
 

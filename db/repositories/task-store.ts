@@ -2,8 +2,21 @@ import type { Database } from '../database.ts';
 import type { Dialect } from '../dialects/index.ts';
 import type { DbLogger } from '../options.ts';
 import {
-  changeTasks, claimTasks, deleteTasks, expiredLeases, heldTasks, insertTaskOnce, insertTasks, renewLeases, setTaskArtifact, setTaskProgress,
-  type ClaimRequest, type HeldTask, type NewTaskRow, type TaskChange, type TaskRow,
+  changeTasks,
+  claimTasks,
+  deleteTasks,
+  expiredLeases,
+  heldTasks,
+  insertTaskOnce,
+  insertTasks,
+  renewLeases,
+  setTaskArtifact,
+  setTaskProgress,
+  type ClaimRequest,
+  type HeldTask,
+  type NewTaskRow,
+  type TaskChange,
+  type TaskRow,
 } from './tasks.ts';
 import { TaskVersions } from './task-versions.ts';
 

@@ -4,8 +4,20 @@ import type { DbLogger } from '../options.ts';
 import { ReadyLists, type ReadyList } from './task-ready-lists.ts';
 import type { TaskStore } from './task-store.ts';
 import {
-  byRunAfter, deleteTasks, insertTaskOnce, insertTasks, pendingTaskRow, taskFromDb, toDbPatch,
-  type ClaimRequest, type HeldTask, type NewTaskRow, type TaskChange, type TaskFence, type TaskPatch, type TaskRow,
+  byRunAfter,
+  deleteTasks,
+  insertTaskOnce,
+  insertTasks,
+  pendingTaskRow,
+  taskFromDb,
+  toDbPatch,
+  type ClaimRequest,
+  type HeldTask,
+  type NewTaskRow,
+  type TaskChange,
+  type TaskFence,
+  type TaskPatch,
+  type TaskRow,
 } from './tasks.ts';
 
 /** How long a change waits for others to share its INSERT. */
@@ -17,7 +29,12 @@ const CHUNK = 500;
 /** Pending rows a claim reads at once. */
 const PREFETCH = 100;
 
-const held = ({ id, status, claim_id, cancel_requested }: TaskRow): HeldTask => ({ id, status, claim_id, cancel_requested });
+const held = ({ id, status, claim_id, cancel_requested }: TaskRow): HeldTask => ({
+  id,
+  status,
+  claim_id,
+  cancel_requested,
+});
 
 type AnyChange = Omit<TaskChange, 'fence'> & { fence?: TaskFence };
 
@@ -67,13 +84,22 @@ export class TaskVersions {
   attach(db: Database): TaskStore {
     this.dbs.push(db);
     return {
-      insert: async (rows, now) => void (await this.insert(rows, now, () => insertTasks(db, rows, now, db.dialect.toDbTime(now)).then(() => true))),
+      insert: async (rows, now) =>
+        void (await this.insert(rows, now, () =>
+          insertTasks(db, rows, now, db.dialect.toDbTime(now)).then(() => true),
+        )),
       insertOnce: (row, now) => this.insert([row], now, () => insertTaskOnce(db, row, now, db.dialect.toDbTime(now))),
       claim: (request) => this.claim(db, request),
       change: (changes) => this.change(db, changes),
-      setProgress: async (id, claimId, progress) => void (await this.change(db, [{ id, fence: { status: 'running', claimId }, patch: { progress } }])),
+      setProgress: async (id, claimId, progress) =>
+        void (await this.change(db, [{ id, fence: { status: 'running', claimId }, patch: { progress } }])),
       setArtifact: async (id, fileKey, fileName) => {
-        await this.change(db, [{ id, patch: { artifact_file_key: fileKey, artifact_file_name: fileName, updated_at: new Date().toISOString() } }]);
+        await this.change(db, [
+          {
+            id,
+            patch: { artifact_file_key: fileKey, artifact_file_name: fileName, updated_at: new Date().toISOString() },
+          },
+        ]);
       },
       renew: (workerId, ids, leaseMs) => this.renew(db, workerId, ids, leaseMs),
       held: (ids, onlyCancelled) => this.held(db, ids, onlyCancelled),
@@ -159,11 +185,13 @@ export class TaskVersions {
     // A run whose outcome cannot be stored would be lost with everything after it: wait for the database.
     if (this.failures) throw new Error('task changes are not being stored; claims wait until they are');
     const list = this.ready.for(c.types);
-    if (this.ready.short(list, c.limit, new Date().toISOString())) await this.fill(db, list, Math.max(PREFETCH, c.limit));
+    if (this.ready.short(list, c.limit, new Date().toISOString()))
+      await this.fill(db, list, Math.max(PREFETCH, c.limit));
     // Decided without awaiting from here: nothing else changes these rows in between.
     const now = new Date();
     const at = now.toISOString();
-    const claimable = (r: TaskRow) => r.status === 'pending' && r.deleted_at === null && c.types.includes(r.type) && r.run_after <= at;
+    const claimable = (r: TaskRow) =>
+      r.status === 'pending' && r.deleted_at === null && c.types.includes(r.type) && r.run_after <= at;
     const candidates = [...this.known.values()].filter(claimable);
     for (const row of list.rows.values()) {
       if (candidates.length >= c.limit * 2) break;
@@ -171,7 +199,9 @@ export class TaskVersions {
     }
     candidates.sort(byRunAfter);
     const lease = new Date(now.getTime() + c.leaseMs).toISOString();
-    return candidates.slice(0, c.limit).map((row) => this.put(row, { ...c.patch, worker_id: c.workerId, claim_id: c.claimId, lease_expires_at: lease }));
+    return candidates
+      .slice(0, c.limit)
+      .map((row) => this.put(row, { ...c.patch, worker_id: c.workerId, claim_id: c.claimId, lease_expires_at: lease }));
   }
 
   /** Reads the oldest pending rows that are neither in memory, nor listed, nor being inserted into the list. */
@@ -190,11 +220,20 @@ export class TaskVersions {
     );
     const fresh = rows.filter((r) => !this.known.has(r.id) && r.status === 'pending' && r.deleted_at === null);
     // A store (rows the query skipped as in memory left it) or an insert ending meanwhile may hide a row from it.
-    this.ready.filled(list, fresh, limit, generation === this.ready.generation && stores === this.stores && fresh.length === rows.length, startedAt);
+    this.ready.filled(
+      list,
+      fresh,
+      limit,
+      generation === this.ready.generation && stores === this.stores && fresh.length === rows.length,
+      startedAt,
+    );
   }
 
   private async change(db: Database, changes: AnyChange[]): Promise<boolean[]> {
-    const rows = await this.current(db, changes.map((c) => c.id));
+    const rows = await this.current(
+      db,
+      changes.map((c) => c.id),
+    );
     const at = new Date().toISOString();
     return changes.map((c) => {
       // An earlier change of this batch may have made a newer version.
@@ -237,7 +276,12 @@ export class TaskVersions {
 
   private async expired(db: Database, limit: number): Promise<TaskRow[]> {
     const at = new Date().toISOString();
-    const stored = await this.select(db, (q) => q.where('status', 'running').whereNotIn('id', [...this.known.keys()]).limit(limit));
+    const stored = await this.select(db, (q) =>
+      q
+        .where('status', 'running')
+        .whereNotIn('id', [...this.known.keys()])
+        .limit(limit),
+    );
     const here = [...this.known.values()].filter((r) => r.status === 'running' && this.orphaned(r, at));
     return [...stored.filter((r) => r.status === 'running' && !this.known.has(r.id)), ...here].slice(0, limit);
   }
@@ -290,7 +334,10 @@ export class TaskVersions {
           this.failures++;
           this.logger.warn({ err: error, tasks: this.unstored.size }, 'storing task changes failed; retrying');
           clearTimeout(this.timer);
-          this.timer = setTimeout(() => this.storeLater(), Math.min(MAX_FLUSH_BACKOFF_MS, FLUSH_MS * 2 ** this.failures)).unref();
+          this.timer = setTimeout(
+            () => this.storeLater(),
+            Math.min(MAX_FLUSH_BACKOFF_MS, FLUSH_MS * 2 ** this.failures),
+          ).unref();
           throw error;
         },
       )
@@ -312,7 +359,10 @@ export class TaskVersions {
       // Every row failing is the database failing: they are all kept for the next attempt.
       if (refused.length === rows.length && rows.length) throw refused[0]!.error;
       for (const { row, error } of refused) {
-        this.logger.error({ err: error, task_id: row.id }, 'the database refuses this task change; it is dropped (the task keeps its stored state)');
+        this.logger.error(
+          { err: error, task_id: row.id },
+          'the database refuses this task change; it is dropped (the task keeps its stored state)',
+        );
         if (this.known.get(row.id) === row) this.known.delete(row.id);
         this.unstored.delete(row.id);
       }
@@ -329,7 +379,10 @@ export class TaskVersions {
     }
   }
 
-  private async writeOneByOne(rows: TaskRow[], insert: (batch: TaskRow[]) => PromiseLike<unknown>): Promise<{ row: TaskRow; error: unknown }[]> {
+  private async writeOneByOne(
+    rows: TaskRow[],
+    insert: (batch: TaskRow[]) => PromiseLike<unknown>,
+  ): Promise<{ row: TaskRow; error: unknown }[]> {
     const refused: { row: TaskRow; error: unknown }[] = [];
     for (const row of rows) {
       try {

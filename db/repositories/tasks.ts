@@ -38,9 +38,20 @@ export interface TaskRow {
   version: number;
 }
 
-export type NewTaskRow = Pick<TaskRow, 'id' | 'type' | 'category' | 'payload' | 'max_retries' | 'creator_id' | 'cron_schedule_id' | 'fire_key' | 'org_id'>;
+export type NewTaskRow = Pick<
+  TaskRow,
+  'id' | 'type' | 'category' | 'payload' | 'max_retries' | 'creator_id' | 'cron_schedule_id' | 'fire_key' | 'org_id'
+>;
 
-const TIME_COLUMNS = ['lease_expires_at', 'run_after', 'created_at', 'updated_at', 'started_at', 'finished_at', 'deleted_at'] as const;
+const TIME_COLUMNS = [
+  'lease_expires_at',
+  'run_after',
+  'created_at',
+  'updated_at',
+  'started_at',
+  'finished_at',
+  'deleted_at',
+] as const;
 
 export function taskFromDb(raw: Record<string, unknown>): TaskRow {
   const row = { ...raw } as Record<string, unknown>;
@@ -61,7 +72,9 @@ export function toDbPatch(db: Database, patch: TaskPatch | TaskRow): Record<stri
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(patch)) {
     if (k === 'run_after_ms') out.run_after = db.dialect.clock(db.knex, v as number);
-    else out[k] = (TIME_COLUMNS as readonly string[]).includes(k) && typeof v === 'string' ? db.dialect.toDbTime(new Date(v)) : v;
+    else
+      out[k] =
+        (TIME_COLUMNS as readonly string[]).includes(k) && typeof v === 'string' ? db.dialect.toDbTime(new Date(v)) : v;
   }
   return out;
 }
@@ -70,14 +83,35 @@ export function toDbPatch(db: Database, patch: TaskPatch | TaskRow): Record<stri
 export function pendingTaskRow(t: NewTaskRow, at: string): TaskRow {
   return {
     ...t,
-    status: 'pending', progress: 0, result: null, error: null, retry_count: 0, artifact_file_key: null, artifact_file_name: null, log_backend: null,
-    worker_id: null, claim_id: null, lease_expires_at: null, cancel_requested: false, run_after: at, created_at: at, updated_at: at, started_at: null,
-    finished_at: null, deleted_at: null, version: 0,
+    status: 'pending',
+    progress: 0,
+    result: null,
+    error: null,
+    retry_count: 0,
+    artifact_file_key: null,
+    artifact_file_name: null,
+    log_backend: null,
+    worker_id: null,
+    claim_id: null,
+    lease_expires_at: null,
+    cancel_requested: false,
+    run_after: at,
+    created_at: at,
+    updated_at: at,
+    started_at: null,
+    finished_at: null,
+    deleted_at: null,
+    version: 0,
   };
 }
 
 /** A new task's row as inserted; `runAfter` (the database clock) is one expression shared by a whole batch. */
-function newRow(db: Database, t: NewTaskRow, now: Date, runAfter: unknown = db.dialect.clock(db.knex)): Record<string, unknown> {
+function newRow(
+  db: Database,
+  t: NewTaskRow,
+  now: Date,
+  runAfter: unknown = db.dialect.clock(db.knex),
+): Record<string, unknown> {
   return { ...toDbPatch(db, pendingTaskRow(t, now.toISOString())), run_after: runAfter };
 }
 
@@ -87,20 +121,34 @@ export function byRunAfter(a: TaskRow, b: TaskRow): number {
 }
 
 /** `runAfter` defaults to the database clock (the time every node compares leases and backoffs on). */
-export async function insertTasks(db: Database, tasks: NewTaskRow[], now: Date, runAfter: unknown = db.dialect.clock(db.knex)): Promise<void> {
+export async function insertTasks(
+  db: Database,
+  tasks: NewTaskRow[],
+  now: Date,
+  runAfter: unknown = db.dialect.clock(db.knex),
+): Promise<void> {
   for (let i = 0; i < tasks.length; i += 500) {
     await db.knex(db.t.tasks).insert(tasks.slice(i, i + 500).map((t) => newRow(db, t, now, runAfter)));
   }
 }
 
 /** Inserts unless a task with the same fire key exists (another node won this cron fire); true when inserted. */
-export async function insertTaskOnce(db: Database, task: NewTaskRow & { fire_key: string }, now: Date, runAfter: unknown = db.dialect.clock(db.knex)): Promise<boolean> {
+export async function insertTaskOnce(
+  db: Database,
+  task: NewTaskRow & { fire_key: string },
+  now: Date,
+  runAfter: unknown = db.dialect.clock(db.knex),
+): Promise<boolean> {
   await db.upsert({ table: db.t.tasks, rows: [newRow(db, task, now, runAfter)], key: ['fire_key'] });
   const row = (await db.knex(db.t.tasks).where('fire_key', task.fire_key).first('id')) as { id: string } | undefined;
   return row?.id === task.id;
 }
 
-export async function findTask(db: Database, id: string, opts: { withDeleted?: boolean } = {}): Promise<TaskRow | undefined> {
+export async function findTask(
+  db: Database,
+  id: string,
+  opts: { withDeleted?: boolean } = {},
+): Promise<TaskRow | undefined> {
   await db.tasks.settle();
   const q = db.knex(db.t.tasks).where('id', id);
   if (!opts.withDeleted) q.whereNull('deleted_at');
@@ -119,25 +167,41 @@ const newestFirst = [
   { column: 'id', order: 'desc' },
 ] as const;
 
-export async function listTasks(db: Database, f: TaskFilter, offset: number, limit: number): Promise<{ rows: TaskRow[]; total: number }> {
+export async function listTasks(
+  db: Database,
+  f: TaskFilter,
+  offset: number,
+  limit: number,
+): Promise<{ rows: TaskRow[]; total: number }> {
   await db.tasks.settle();
   const q = db.knex(db.t.tasks).whereNull('deleted_at');
   if (f.creatorId) q.where('creator_id', f.creatorId);
   if (f.orgId) q.where('org_id', f.orgId);
   if (f.search) whereContains(q, ['type'], f.search, ['id']);
   const [countRow] = (await q.clone().count({ n: '*' })) as { n: number | string }[];
-  const rows = (await q.orderBy([...newestFirst]).offset(offset).limit(limit)) as Record<string, unknown>[];
+  const rows = (await q
+    .orderBy([...newestFirst])
+    .offset(offset)
+    .limit(limit)) as Record<string, unknown>[];
   return { rows: rows.map(taskFromDb), total: Number(countRow?.n ?? 0) };
 }
 
 /** A user's `user`-category tasks (of one organization, when given) that are pending or running, or finished since `since`; newest first. */
-export async function listRecentUserTasks(db: Database, userId: string, since: Date, limit: number, orgId?: string): Promise<TaskRow[]> {
+export async function listRecentUserTasks(
+  db: Database,
+  userId: string,
+  since: Date,
+  limit: number,
+  orgId?: string,
+): Promise<TaskRow[]> {
   await db.tasks.settle();
   const q = db
     .knex(db.t.tasks)
     .whereNull('deleted_at')
     .where({ creator_id: userId, category: 'user' })
-    .where((w) => w.whereIn('status', ['pending', 'running']).orWhere('finished_at', '>=', db.dialect.toDbTime(since) as string));
+    .where((w) =>
+      w.whereIn('status', ['pending', 'running']).orWhere('finished_at', '>=', db.dialect.toDbTime(since) as string),
+    );
   if (orgId) q.where('org_id', orgId);
   const rows = (await q.orderBy([...newestFirst]).limit(limit)) as Record<string, unknown>[];
   return rows.map(taskFromDb);
@@ -154,7 +218,11 @@ export interface ClaimRequest {
 }
 
 /** Takes up to `limit` claimable pending tasks of the given types, oldest first, for this worker. */
-export async function claimTasks(db: Database, claim: NonNullable<Dialect['claim']>, c: ClaimRequest): Promise<TaskRow[]> {
+export async function claimTasks(
+  db: Database,
+  claim: NonNullable<Dialect['claim']>,
+  c: ClaimRequest,
+): Promise<TaskRow[]> {
   const { knex, dialect, t } = db;
   const rows = await claim(knex, {
     table: t.tasks,
@@ -166,7 +234,12 @@ export async function claimTasks(db: Database, claim: NonNullable<Dialect['claim
         .where('run_after', '<=', dialect.clock(knex))
         .orderBy([{ column: 'run_after' }, { column: 'id' }])
         .limit(c.limit),
-    set: { ...toDbPatch(db, c.patch), worker_id: c.workerId, claim_id: c.claimId, lease_expires_at: dialect.clock(knex, c.leaseMs) },
+    set: {
+      ...toDbPatch(db, c.patch),
+      worker_id: c.workerId,
+      claim_id: c.claimId,
+      lease_expires_at: dialect.clock(knex, c.leaseMs),
+    },
   });
   return rows.map(taskFromDb).sort(byRunAfter);
 }
@@ -221,7 +294,8 @@ export async function changeTasks(db: Database, changes: TaskChange[]): Promise<
     for (const members of groups.values()) {
       const first = changes[members[0]!]!;
       if (members.length === 1) {
-        out[members[0]!] = (await fenced(db, k(db.t.tasks), first.id, first.fence).update(toDbPatch(db, first.patch))) > 0;
+        out[members[0]!] =
+          (await fenced(db, k(db.t.tasks), first.id, first.fence).update(toDbPatch(db, first.patch))) > 0;
         continue;
       }
       const ids = members.map((i) => changes[i]!.id);
@@ -229,8 +303,15 @@ export async function changeTasks(db: Database, changes: TaskChange[]): Promise<
       if (n === ids.length) for (const i of members) out[i] = true;
       else {
         // Some rows had left the fence: find out which ones did take the change.
-        const rows = (await k(db.t.tasks).whereIn('id', ids).select('id', 'claim_id', 'status')) as Record<string, unknown>[];
-        const took = new Set(rows.filter((r) => r.claim_id === first.fence.claimId && r.status === first.patch.status).map((r) => String(r.id)));
+        const rows = (await k(db.t.tasks).whereIn('id', ids).select('id', 'claim_id', 'status')) as Record<
+          string,
+          unknown
+        >[];
+        const took = new Set(
+          rows
+            .filter((r) => r.claim_id === first.fence.claimId && r.status === first.patch.status)
+            .map((r) => String(r.id)),
+        );
         for (const i of members) out[i] = took.has(changes[i]!.id);
       }
     }
@@ -245,7 +326,10 @@ export async function setTaskProgress(db: Database, id: string, claimId: string,
 }
 
 export async function setTaskArtifact(db: Database, id: string, fileKey: string, fileName: string): Promise<void> {
-  await db.knex(db.t.tasks).where('id', id).update({ artifact_file_key: fileKey, artifact_file_name: fileName, updated_at: db.dialect.toDbTime(new Date()) });
+  await db
+    .knex(db.t.tasks)
+    .where('id', id)
+    .update({ artifact_file_key: fileKey, artifact_file_name: fileName, updated_at: db.dialect.toDbTime(new Date()) });
 }
 
 export interface HeldTask {
@@ -261,7 +345,10 @@ export async function renewLeases(db: Database, workerId: string, ids: string[],
   const out: HeldTask[] = [];
   for (let i = 0; i < ids.length; i += 500) {
     const chunk = ids.slice(i, i + 500);
-    await knex(t.tasks).whereIn('id', chunk).where({ worker_id: workerId, status: 'running' }).update({ lease_expires_at: dialect.clock(knex, leaseMs) });
+    await knex(t.tasks)
+      .whereIn('id', chunk)
+      .where({ worker_id: workerId, status: 'running' })
+      .update({ lease_expires_at: dialect.clock(knex, leaseMs) });
     out.push(...(await heldTasks(db, chunk)));
   }
   return out;
@@ -272,7 +359,12 @@ export async function heldTasks(db: Database, ids: string[], onlyCancelled = fal
   const q = db.knex(db.t.tasks).whereIn('id', ids).select('id', 'status', 'claim_id', 'cancel_requested');
   if (onlyCancelled) q.where('cancel_requested', true);
   const rows = (await q) as Record<string, unknown>[];
-  return rows.map((r) => ({ id: String(r.id), status: r.status as TaskStatus, claim_id: (r.claim_id as string | null) ?? null, cancel_requested: Boolean(r.cancel_requested) }));
+  return rows.map((r) => ({
+    id: String(r.id),
+    status: r.status as TaskStatus,
+    claim_id: (r.claim_id as string | null) ?? null,
+    cancel_requested: Boolean(r.cancel_requested),
+  }));
 }
 
 /** Running tasks whose lease ran out (their node died or lost the database). */
@@ -292,7 +384,9 @@ export function refreshTaskStatistics(db: Database): Promise<void> {
 
 export async function countPendingTasks(db: Database): Promise<number> {
   await db.tasks.settle();
-  const [row] = (await db.knex(db.t.tasks).where('status', 'pending').whereNull('deleted_at').count({ n: '*' })) as { n: number | string }[];
+  const [row] = (await db.knex(db.t.tasks).where('status', 'pending').whereNull('deleted_at').count({ n: '*' })) as {
+    n: number | string;
+  }[];
   return Number(row?.n ?? 0);
 }
 
@@ -302,7 +396,9 @@ export async function expiredTaskIds(db: Database, before: Date, limit: number):
   const at = db.dialect.toDbTime(before) as string;
   const rows = (await db
     .knex(db.t.tasks)
-    .where((w) => w.where('finished_at', '<', at).orWhere((d) => d.where('deleted_at', '<', at).whereNot('status', 'running')))
+    .where((w) =>
+      w.where('finished_at', '<', at).orWhere((d) => d.where('deleted_at', '<', at).whereNot('status', 'running')),
+    )
     .limit(limit)
     .select('id')) as { id: string }[];
   return rows.map((r) => r.id);

@@ -14,20 +14,46 @@ export interface UserTokenRow {
   used_at: string | null;
 }
 
-export async function insertUserToken(db: Database, row: { id: string; user_id: string; purpose: TokenPurpose; token_hash: string; code_hash?: string; expires_at: Date }): Promise<void> {
+export async function insertUserToken(
+  db: Database,
+  row: { id: string; user_id: string; purpose: TokenPurpose; token_hash: string; code_hash?: string; expires_at: Date },
+): Promise<void> {
   const time = db.dialect.toDbTime;
-  await db.knex(db.t.userTokens).insert({ ...row, code_hash: row.code_hash ?? null, created_at: time(new Date()), expires_at: time(row.expires_at) });
+  await db
+    .knex(db.t.userTokens)
+    .insert({
+      ...row,
+      code_hash: row.code_hash ?? null,
+      created_at: time(new Date()),
+      expires_at: time(row.expires_at),
+    });
 }
 
-export async function findUserToken(db: Database, purpose: TokenPurpose, tokenHash: string): Promise<UserTokenRow | undefined> {
-  const row = (await db.knex(db.t.userTokens).where({ purpose, token_hash: tokenHash }).first()) as Record<string, unknown> | undefined;
+export async function findUserToken(
+  db: Database,
+  purpose: TokenPurpose,
+  tokenHash: string,
+): Promise<UserTokenRow | undefined> {
+  const row = (await db.knex(db.t.userTokens).where({ purpose, token_hash: tokenHash }).first()) as
+    Record<string, unknown> | undefined;
   if (!row) return undefined;
-  return { ...(row as unknown as UserTokenRow), attempts: Number(row.attempts), expires_at: isoFromDb(row.expires_at)!, used_at: isoFromDb(row.used_at) };
+  return {
+    ...(row as unknown as UserTokenRow),
+    attempts: Number(row.attempts),
+    expires_at: isoFromDb(row.expires_at)!,
+    used_at: isoFromDb(row.used_at),
+  };
 }
 
 /** Marks the token used; true for the one caller that wins when several race. */
 export async function consumeUserToken(db: Database, id: string): Promise<boolean> {
-  return (await db.knex(db.t.userTokens).where({ id }).whereNull('used_at').update({ used_at: db.dialect.toDbTime(new Date()) })) === 1;
+  return (
+    (await db
+      .knex(db.t.userTokens)
+      .where({ id })
+      .whereNull('used_at')
+      .update({ used_at: db.dialect.toDbTime(new Date()) })) === 1
+  );
 }
 
 /** Counts one attempt when fewer than `max` were made; false once the attempts are used up. */
@@ -37,10 +63,17 @@ export async function countTokenAttempt(db: Database, id: string, max: number): 
 
 /** Ends every unused token of this purpose for the user (a new reset link replaces older ones). */
 export async function revokeUserTokens(db: Database, userId: string, purpose: TokenPurpose): Promise<void> {
-  await db.knex(db.t.userTokens).where({ user_id: userId, purpose }).whereNull('used_at').update({ used_at: db.dialect.toDbTime(new Date()) });
+  await db
+    .knex(db.t.userTokens)
+    .where({ user_id: userId, purpose })
+    .whereNull('used_at')
+    .update({ used_at: db.dialect.toDbTime(new Date()) });
 }
 
 /** The credential cleaner of the sessions cleanup (engine/cleanup.ts). */
 export async function deleteExpiredUserTokens(db: Database, now: Date): Promise<number> {
-  return db.knex(db.t.userTokens).where('expires_at', '<', db.dialect.toDbTime(now) as Knex.Value).del();
+  return db
+    .knex(db.t.userTokens)
+    .where('expires_at', '<', db.dialect.toDbTime(now) as Knex.Value)
+    .del();
 }

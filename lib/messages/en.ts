@@ -59,7 +59,8 @@ export const en = {
   'user.last_admin': 'the last active administrator cannot be deleted or disabled',
   'user.deleted': 'user deleted',
   'user.unknown_role': 'role_ids: unknown role {id}',
-  'user.more_privileged': 'only someone holding every permission this user holds (globally and in their organizations) can change or delete them',
+  'user.more_privileged':
+    'only someone holding every permission this user holds (globally and in their organizations) can change or delete them',
 
   'role.not_found': 'role not found',
   'role.name_taken': 'role name already exists',
@@ -87,10 +88,11 @@ export const en = {
   'settings.unknown_key': '{key}: unknown setting',
   'settings.invalid_value': '{key}: {reason}',
 
-
   'smtp.tls_and_ssl': 'use_tls and use_ssl cannot both be true: use_tls is STARTTLS, use_ssl is implicit TLS',
-  'smtp.encrypt_key_required': 'global.encrypt_key must be configured to store secrets with this database (every node needs the same key)',
-  'smtp.key_mismatch': 'the stored SMTP password cannot be decrypted with global.encrypt_key: save the SMTP settings again',
+  'smtp.encrypt_key_required':
+    'global.encrypt_key must be configured to store secrets with this database (every node needs the same key)',
+  'smtp.key_mismatch':
+    'the stored SMTP password cannot be decrypted with global.encrypt_key: save the SMTP settings again',
   'smtp.not_configured': 'SMTP is not configured',
   'smtp.auth_failed': 'the SMTP server refused the username or password',
   'smtp.recipient_refused': 'the SMTP server refused the sender or recipient address',
@@ -137,12 +139,14 @@ export const en = {
   'oauth.provider_bad_answer': 'the OAuth provider {provider} sent an answer that could not be read',
   'oauth.no_subject': "the provider's user info has no account id (sub or id)",
   'oauth.no_email': "the provider's user info has no valid email in {field}",
-  'oauth.email_unverified': 'an account with this email already exists, and the provider does not say the email is verified; log in with your password',
+  'oauth.email_unverified':
+    'an account with this email already exists, and the provider does not say the email is verified; log in with your password',
   'oauth.no_account': 'no account is linked to this {provider} login; ask an administrator to create one',
   'oauth.account_gone': 'the account linked to this {provider} login has been deleted',
   'oauth.discovery_failed': "the OAuth provider {provider}'s OpenID configuration could not be loaded; try again later",
   'oauth.id_token_invalid': "the provider's ID token failed the {check} check; start the login again",
-  'oauth.id_token_unverifiable': 'the provider {provider} sent an ID token, which cannot be checked without its issuer; an administrator must set issuer for it',
+  'oauth.id_token_unverifiable':
+    'the provider {provider} sent an ID token, which cannot be checked without its issuer; an administrator must set issuer for it',
   'oauth.issuer_mismatch': 'the login answer names another issuer than {provider}; start the login again',
   'idempotency.format': 'must be 1 to 255 letters, digits or - _ . : ~ + / = characters',
   'idempotency.other_request': 'was used for a different request within the last 24 hours',

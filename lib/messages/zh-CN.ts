@@ -71,7 +71,7 @@ export const zhCN: Catalogue = {
   'role.more_privileged': '不能修改拥有您所没有的权限 {code} 的角色',
   'role.in_use': '角色已分配给用户，不能删除',
   'role.unknown_permission': 'permissions: 未知权限 {code}',
-  'role.not_org_scoped': "permissions: {code} 的作用超出单个组织，组织角色不能拥有它",
+  'role.not_org_scoped': 'permissions: {code} 的作用超出单个组织，组织角色不能拥有它',
   'role.deleted': '角色已删除',
   'role.org_scoped': 'role_ids: 角色 {id} 属于某个组织，请通过该组织的成员分配',
   'role.not_in_org': 'role_ids: 角色 {id} 不是本组织的角色；全局角色在用户上分配',
@@ -88,7 +88,6 @@ export const zhCN: Catalogue = {
 
   'settings.unknown_key': '{key}: 未知设置',
   'settings.invalid_value': '{key}: {reason}',
-
 
   'smtp.tls_and_ssl': 'use_tls 和 use_ssl 不能同时为 true：use_tls 表示 STARTTLS，use_ssl 表示隐式 TLS',
   'smtp.encrypt_key_required': '使用此数据库保存密钥前必须配置 global.encrypt_key（所有节点需使用同一密钥）',
@@ -144,7 +143,8 @@ export const zhCN: Catalogue = {
   'oauth.account_gone': '与此 {provider} 登录关联的账号已被删除',
   'oauth.discovery_failed': '无法加载 OAuth 提供方 {provider} 的 OpenID 配置，请稍后重试',
   'oauth.id_token_invalid': '提供方的 ID 令牌未通过 {check} 校验，请重新登录',
-  'oauth.id_token_unverifiable': '提供方 {provider} 返回了 ID 令牌，但未配置其 issuer，无法校验；请管理员为其设置 issuer',
+  'oauth.id_token_unverifiable':
+    '提供方 {provider} 返回了 ID 令牌，但未配置其 issuer，无法校验；请管理员为其设置 issuer',
   'oauth.issuer_mismatch': '登录应答中的签发方不是 {provider}，请重新登录',
   'idempotency.format': '必须是 1 到 255 个字母、数字或 - _ . : ~ + / = 字符',
   'idempotency.other_request': '在最近 24 小时内已用于另一个请求',

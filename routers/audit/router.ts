@@ -31,7 +31,8 @@ export const auditRouter = router({
         path: '/audit-logs',
         tags: ['Audit logs'],
         summary: 'Audit records, newest first; with X-Scope-OrgID only those made in that organization',
-        description: 'A page of audit records, newest first, filtered by `user_id`, `action`, `resource_type` and the `start_time`–`end_time` range (ISO 8601). Each names the actor, the resource, the client address and, for changes, the record before and after.',
+        description:
+          'A page of audit records, newest first, filtered by `user_id`, `action`, `resource_type` and the `start_time`–`end_time` range (ISO 8601). Each names the actor, the resource, the client address and, for changes, the record before and after.',
       },
     })
     .input(

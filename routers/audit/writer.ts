@@ -4,8 +4,20 @@ import { insertAuditRecord } from '../../db/repositories/audit-logs.ts';
 import type { RequestInfo } from '../common/context.ts';
 
 export type AuditAction =
-  | 'create' | 'update' | 'delete' | 'login' | 'login_failed' | 'logout' | 'export' | 'cancel' | 'retry'
-  | 'toggle' | 'trigger' | 'password_change' | 'password_reset' | 'unlock';
+  | 'create'
+  | 'update'
+  | 'delete'
+  | 'login'
+  | 'login_failed'
+  | 'logout'
+  | 'export'
+  | 'cancel'
+  | 'retry'
+  | 'toggle'
+  | 'trigger'
+  | 'password_change'
+  | 'password_reset'
+  | 'unlock';
 export type AuditResource = 'user' | 'role' | 'setting' | 'smtp' | 'task' | 'schedule' | 'session' | 'organization';
 
 export interface AuditEntry {
@@ -47,7 +59,7 @@ export class AuditWriter {
   ) {}
 
   async write(entry: AuditEntry): Promise<void> {
-    const details = (maskSecrets(entry.details ?? {}) as Record<string, unknown>);
+    const details = maskSecrets(entry.details ?? {}) as Record<string, unknown>;
     if (entry.req && LOGIN_ACTIONS.has(entry.action) && this.geo) {
       const where = this.geo(entry.req.ip);
       if (where) details.geo = where;

@@ -2,7 +2,14 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type { Database } from '../../db/database.ts';
 import { findRoleByName, insertRole, roleLockKey } from '../../db/repositories/roles.ts';
 import { revokeUserSessions } from '../../db/repositories/sessions.ts';
-import { countUsers, findUserByLogin, identityLockKeys, insertUser, setPasswordHash, unlockUser } from '../../db/repositories/users.ts';
+import {
+  countUsers,
+  findUserByLogin,
+  identityLockKeys,
+  insertUser,
+  setPasswordHash,
+  unlockUser,
+} from '../../db/repositories/users.ts';
 import type { PermissionCatalogue } from '../permissions/catalogue.ts';
 import { ADMIN_ROLE } from './identity.ts';
 import type { PasswordHasher } from './password-hash.ts';
@@ -18,7 +25,8 @@ export async function ensureSystemRoles(db: Database, catalogue: PermissionCatal
   for (const role of SYSTEM_ROLES) {
     await db.withLock(roleLockKey(role.name, null), async () => {
       if (await findRoleByName(db, role.name)) return;
-      const permissions = role.name === ADMIN_ROLE ? catalogue.list().map((p) => p.code) : catalogue.defaultsFor(role.name);
+      const permissions =
+        role.name === ADMIN_ROLE ? catalogue.list().map((p) => p.code) : catalogue.defaultsFor(role.name);
       try {
         await insertRole(db, randomUUID(), { name: role.name, description: role.description, permissions }, true);
       } catch (error) {
@@ -38,7 +46,11 @@ export interface AdminBootstrap {
  * On an empty user table, creates the administrator. Without a configured password a random one is made
  * and returned so the caller can show it once; only the node whose insert wins returns it.
  */
-export async function ensureAdminUser(db: Database, hasher: PasswordHasher, admin: AdminBootstrap): Promise<{ generatedPassword?: string } | undefined> {
+export async function ensureAdminUser(
+  db: Database,
+  hasher: PasswordHasher,
+  admin: AdminBootstrap,
+): Promise<{ generatedPassword?: string } | undefined> {
   return db.withLock(identityLockKeys(admin.username, admin.email), async () => {
     if ((await countUsers(db)) > 0) return undefined;
     const role = await findRoleByName(db, ADMIN_ROLE);
@@ -47,7 +59,17 @@ export async function ensureAdminUser(db: Database, hasher: PasswordHasher, admi
     try {
       await insertUser(
         db,
-        { id: randomUUID(), username: admin.username, email: admin.email, password_hash: await hasher.hash(password), full_name: 'Administrator', avatar: '', status: 'active', mfa_enabled: false, locale: 'en' },
+        {
+          id: randomUUID(),
+          username: admin.username,
+          email: admin.email,
+          password_hash: await hasher.hash(password),
+          full_name: 'Administrator',
+          avatar: '',
+          status: 'active',
+          mfa_enabled: false,
+          locale: 'en',
+        },
         [role.id],
       );
     } catch (error) {
@@ -62,7 +84,12 @@ export async function ensureAdminUser(db: Database, hasher: PasswordHasher, admi
  * Sets a new password for `username` from the command line (a lost administrator password), unlocks the
  * account and ends its sessions. Returns the password, generated when none is given.
  */
-export async function resetPasswordByUsername(db: Database, hasher: PasswordHasher, username: string, password?: string): Promise<string | undefined> {
+export async function resetPasswordByUsername(
+  db: Database,
+  hasher: PasswordHasher,
+  username: string,
+  password?: string,
+): Promise<string | undefined> {
   const user = await findUserByLogin(db, username);
   if (!user) return undefined;
   const next = password ?? randomBytes(12).toString('base64url');

@@ -46,13 +46,20 @@ export class IdentityStore {
   }
 
   session(id: string): MaybePromise<SessionRow | undefined> {
-    return andThen(this.sessions.getNow(id, async () => (await findSession(this.db, id)) ?? null), (s) => s ?? undefined);
+    return andThen(
+      this.sessions.getNow(id, async () => (await findSession(this.db, id)) ?? null),
+      (s) => s ?? undefined,
+    );
   }
 
   /** Records activity on a session; written through at most about once a minute to keep requests cheap. */
   touch(session: SessionRow, now: Date, writeEveryMs: number, expiresAt?: Date): MaybePromise<void> {
     if (!expiresAt && now.getTime() - sessionTimes(session).lastSeenAt < writeEveryMs) return;
-    const next = { ...session, last_seen_at: now.toISOString(), expires_at: expiresAt?.toISOString() ?? session.expires_at };
+    const next = {
+      ...session,
+      last_seen_at: now.toISOString(),
+      expires_at: expiresAt?.toISOString() ?? session.expires_at,
+    };
     this.sessions.replace(session.id, session, next);
     return touchSession(this.db, session.id, now, expiresAt);
   }
@@ -73,7 +80,11 @@ const parsedTimes = new WeakMap<SessionRow, { expiresAt: number; lastSeenAt: num
  */
 export function sessionTimes(session: SessionRow): { expiresAt: number; lastSeenAt: number } {
   let times = parsedTimes.get(session);
-  if (!times) parsedTimes.set(session, (times = { expiresAt: Date.parse(session.expires_at), lastSeenAt: Date.parse(session.last_seen_at) }));
+  if (!times)
+    parsedTimes.set(
+      session,
+      (times = { expiresAt: Date.parse(session.expires_at), lastSeenAt: Date.parse(session.last_seen_at) }),
+    );
   return times;
 }
 

@@ -1,7 +1,9 @@
 import { randomBytes, scrypt as scryptCb, timingSafeEqual, type ScryptOptions } from 'node:crypto';
 
 const scrypt = (password: string, salt: Buffer, keylen: number, options: ScryptOptions) =>
-  new Promise<Buffer>((resolve, reject) => scryptCb(password, salt, keylen, options, (err, key) => (err ? reject(err) : resolve(key))));
+  new Promise<Buffer>((resolve, reject) =>
+    scryptCb(password, salt, keylen, options, (err, key) => (err ? reject(err) : resolve(key))),
+  );
 
 const R = 8;
 const P = 1;
@@ -23,7 +25,12 @@ export class PasswordHasher {
     if (kind !== 'scrypt' || !salt || !hash) return false;
     const N = Number(n);
     const expected = Buffer.from(hash, 'base64');
-    const key = await scrypt(password, Buffer.from(salt, 'base64'), expected.length, { N, r: Number(r), p: Number(p), maxmem: maxmem(N) });
+    const key = await scrypt(password, Buffer.from(salt, 'base64'), expected.length, {
+      N,
+      r: Number(r),
+      p: Number(p),
+      maxmem: maxmem(N),
+    });
     return timingSafeEqual(key, expected);
   }
 

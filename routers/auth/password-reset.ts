@@ -26,7 +26,10 @@ export class PasswordResetService {
     // The newest link is the only one that works.
     await revokeUserTokens(this.db, user.id, 'password_reset');
     const { token } = await issueEmailToken(this.db, user.id, 'password_reset', RESET_TTL_MINUTES * 60_000);
-    this.mailer.send(recipientOf(user), 'password_reset', { path: `/reset-password?token=${encodeURIComponent(token)}`, minutes: RESET_TTL_MINUTES });
+    this.mailer.send(recipientOf(user), 'password_reset', {
+      path: `/reset-password?token=${encodeURIComponent(token)}`,
+      minutes: RESET_TTL_MINUTES,
+    });
   }
 
   async confirm(token: string, password: string, req: RequestInfo): Promise<void> {
@@ -36,7 +39,13 @@ export class PasswordResetService {
     this.users.checkPasswordLength(password);
     const user = await findUserById(this.db, row.user_id);
     if (!user || !(await consumeUserToken(this.db, row.id))) throw new BadRequestError('auth.reset_token_invalid');
-    const self = { id: user.id, username: user.username, sessionId: '', isAdmin: false, permissions: new Set<string>() };
+    const self = {
+      id: user.id,
+      username: user.username,
+      sessionId: '',
+      isAdmin: false,
+      permissions: new Set<string>(),
+    };
     await this.users.setPassword(user.id, password, 'password_reset', { caller: self, req });
   }
 }

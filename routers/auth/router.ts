@@ -26,8 +26,10 @@ export const authRouter = router({
         method: 'POST',
         path: '/auth/login',
         tags,
-        summary: 'Log in with username (or email) and password; with MFA by email, finish with mfa_token and the mailed mfa_code',
-        description: 'Answers a token for the `Authorization: Bearer` header, its expiry and the user. A user with MFA first gets `{mfa_required, mfa_token}` and an emailed code; a second call with `mfa_token` and `mfa_code` completes the login. Wrong credentials → 401 E4011; consecutive failures lock the account for a while (settings `login_failure_attempts`, `login_failure_lockout_minutes`), and a disabled or locked account is reported only after a correct password. Limited per client IP and username (`rate_limit.login_per_minute`).',
+        summary:
+          'Log in with username (or email) and password; with MFA by email, finish with mfa_token and the mailed mfa_code',
+        description:
+          'Answers a token for the `Authorization: Bearer` header, its expiry and the user. A user with MFA first gets `{mfa_required, mfa_token}` and an emailed code; a second call with `mfa_token` and `mfa_code` completes the login. Wrong credentials → 401 E4011; consecutive failures lock the account for a while (settings `login_failure_attempts`, `login_failure_lockout_minutes`), and a disabled or locked account is reported only after a correct password. Limited per client IP and username (`rate_limit.login_per_minute`).',
       },
     })
     .input(
@@ -56,7 +58,8 @@ export const authRouter = router({
         path: '/auth/password-reset/request',
         tags,
         summary: 'Email a password reset link (same answer whether or not the address is known)',
-        description: 'Mails a single-use link to reset the password of the user with this address. The answer is the same whether or not such a user exists, so it does not reveal accounts.',
+        description:
+          'Mails a single-use link to reset the password of the user with this address. The answer is the same whether or not such a user exists, so it does not reveal accounts.',
       },
     })
     .input(z.object({ email: z.string().min(1).max(255) }))
@@ -73,7 +76,8 @@ export const authRouter = router({
         path: '/auth/password-reset/confirm',
         tags,
         summary: 'Set a new password with the emailed single-use token (ends every session)',
-        description: "Sets the password of the user the mailed token was made for and ends all of that user's sessions. An unknown, used or expired token → 400 E4001.",
+        description:
+          "Sets the password of the user the mailed token was made for and ends all of that user's sessions. An unknown, used or expired token → 400 E4001.",
       },
     })
     .input(z.object({ token: z.string().min(1).max(255), password: z.string().min(1).max(128) }))
@@ -90,7 +94,8 @@ export const authRouter = router({
         path: '/auth/me',
         tags,
         summary: 'The current user with roles and permissions',
-        description: "Answers the caller's own record, their global roles with each role's permission codes, and the permission codes they hold.",
+        description:
+          "Answers the caller's own record, their global roles with each role's permission codes, and the permission codes they hold.",
       },
     })
     .input(noInput)
@@ -104,7 +109,8 @@ export const authRouter = router({
         path: '/auth/logout',
         tags,
         summary: 'End this session',
-        description: "Ends the session the token belongs to: the token then answers 401 E4011. The user's other sessions go on.",
+        description:
+          "Ends the session the token belongs to: the token then answers 401 E4011. The user's other sessions go on.",
       },
     })
     .input(noInput)
@@ -121,7 +127,8 @@ export const authRouter = router({
         path: '/auth/refresh',
         tags,
         summary: 'A new token for the same session',
-        description: "Answers a new token and its expiry for the session the current token belongs to, so a client can go on past the first token's expiry without logging in again.",
+        description:
+          "Answers a new token and its expiry for the session the current token belongs to, so a client can go on past the first token's expiry without logging in again.",
       },
     })
     .input(noInput)
@@ -135,13 +142,17 @@ export const authRouter = router({
         path: '/auth/me/password',
         tags,
         summary: 'Change your own password (ends your sessions)',
-        description: "Changes the caller's password once the old one is confirmed (a wrong one → 400 E4001) and ends all of the caller's sessions: log in again with the new password.",
+        description:
+          "Changes the caller's password once the old one is confirmed (a wrong one → 400 E4001) and ends all of the caller's sessions: log in again with the new password.",
       },
     })
     .input(z.object({ old_password: z.string().min(1).max(1024), new_password: z.string().min(1).max(128) }))
     .output(messageOutput)
     .mutation(async ({ ctx, input }) => {
-      await ctx.services.users.changeOwnPassword(input.old_password, input.new_password, { caller: ctx.caller, req: ctx.req });
+      await ctx.services.users.changeOwnPassword(input.old_password, input.new_password, {
+        caller: ctx.caller,
+        req: ctx.req,
+      });
       return { message: translate('auth.password_changed', {}, ctx.req.locale) };
     }),
 });

@@ -2,7 +2,14 @@ import { randomUUID } from 'node:crypto';
 import type { Database } from '../../db/database.ts';
 import { insertSession, revokeSession } from '../../db/repositories/sessions.ts';
 import { consumeUserToken, countTokenAttempt, findUserToken } from '../../db/repositories/user-tokens.ts';
-import { findUserById, findUserByLogin, recordLoginFailure, recordLoginSuccess, unlockUser, type UserWithRoles } from '../../db/repositories/users.ts';
+import {
+  findUserById,
+  findUserByLogin,
+  recordLoginFailure,
+  recordLoginSuccess,
+  unlockUser,
+  type UserWithRoles,
+} from '../../db/repositories/users.ts';
 import { InvalidUserError, UnauthorizedError } from '../../lib/errors.ts';
 import { andThen, type MaybePromise } from '../../lib/maybe-async.ts';
 import type { AuditWriter } from '../audit/writer.ts';
@@ -11,7 +18,14 @@ import type { SettingsService } from '../settings/service.ts';
 import type { Caller, RequestInfo } from '../common/context.ts';
 import { effectiveStatus, toUserJson, type UserJson } from '../users/schemas.ts';
 import { codeMatches, isLive, issueEmailToken, recipientOf, sha256 } from './email-tokens.ts';
-import { describe, sessionTimes, SESSIONS_CHANNEL, USERS_CHANNEL, type Identity, type IdentityStore } from './identity.ts';
+import {
+  describe,
+  sessionTimes,
+  SESSIONS_CHANNEL,
+  USERS_CHANNEL,
+  type Identity,
+  type IdentityStore,
+} from './identity.ts';
 import type { PasswordHasher } from './password-hash.ts';
 import type { TokenClaims, TokenSigner } from './tokens.ts';
 
@@ -78,17 +92,42 @@ export class AuthService {
       const now = new Date();
       const idleMs = this.settings.get<number>('session_idle_timeout_minutes') * 60_000;
       const times = session && sessionTimes(session);
-      if (!session || !times || session.user_id !== claims.sub || session.revoked_at !== null || times.expiresAt <= now.getTime() || now.getTime() - times.lastSeenAt > idleMs) {
+      if (
+        !session ||
+        !times ||
+        session.user_id !== claims.sub ||
+        session.revoked_at !== null ||
+        times.expiresAt <= now.getTime() ||
+        now.getTime() - times.lastSeenAt > idleMs
+      ) {
         throw new UnauthorizedError('auth.session_ended');
       }
-      const caller: Caller = { id: identity.user.id, username: identity.user.username, sessionId: session.id, isAdmin: identity.isAdmin, permissions: identity.permissions };
+      const caller: Caller = {
+        id: identity.user.id,
+        username: identity.user.username,
+        sessionId: session.id,
+        isAdmin: identity.isAdmin,
+        permissions: identity.permissions,
+      };
       return andThen(this.identities.touch(session, now, Math.min(TOUCH_EVERY_MS, idleMs / 4)), () => caller);
     });
   }
 
   /** Audits a refused login. */
-  async fail(req: RequestInfo, reason: string, actor: { id: string | null; username: string }, method = PASSWORD): Promise<void> {
-    await this.audit.write({ action: 'login_failed', resource_type: 'session', status: 'failure', actor, req, details: { ...method, reason } });
+  async fail(
+    req: RequestInfo,
+    reason: string,
+    actor: { id: string | null; username: string },
+    method = PASSWORD,
+  ): Promise<void> {
+    await this.audit.write({
+      action: 'login_failed',
+      resource_type: 'session',
+      status: 'failure',
+      actor,
+      req,
+      details: { ...method, reason },
+    });
   }
 
   /** The user id of a correctly signed, unexpired bearer token (rate limits key on it); nothing else is checked. */
@@ -112,7 +151,12 @@ export class AuthService {
     const actor = { id: user.id, username: user.username };
     if (!(await this.hasher.verify(password, user.password_hash))) {
       const lockMinutes = this.settings.get<number>('login_failure_lockout_minutes');
-      const lockedNow = await recordLoginFailure(this.db, user.id, this.settings.get<number>('login_failure_attempts'), new Date(Date.now() + lockMinutes * 60_000));
+      const lockedNow = await recordLoginFailure(
+        this.db,
+        user.id,
+        this.settings.get<number>('login_failure_attempts'),
+        new Date(Date.now() + lockMinutes * 60_000),
+      );
       if (lockedNow) {
         await this.identities.changed(USERS_CHANNEL);
         this.mailer.send(recipientOf(user), 'account_locked', { minutes: lockMinutes });
@@ -125,7 +169,10 @@ export class AuthService {
     if (user.mfa_enabled) {
       const { token, code } = await issueEmailToken(this.db, user.id, 'mfa', MFA_CODE_MINUTES * 60_000, true);
       // The code goes to the stored address in the language of this login.
-      this.mailer.send(recipientOf({ ...user, locale: req.locale }), 'mfa_code', { code: code!, minutes: MFA_CODE_MINUTES });
+      this.mailer.send(recipientOf({ ...user, locale: req.locale }), 'mfa_code', {
+        code: code!,
+        minutes: MFA_CODE_MINUTES,
+      });
       return { mfa_required: true, mfa_token: token };
     }
     return this.openSession(user, req);
@@ -137,7 +184,8 @@ export class AuthService {
    */
   async completeMfa(mfaToken: string, code: string, req: RequestInfo): Promise<LoginResult> {
     const row = await findUserToken(this.db, 'mfa', sha256(mfaToken));
-    if (!isLive(row) || !(await countTokenAttempt(this.db, row.id, MFA_MAX_ATTEMPTS))) throw new UnauthorizedError('auth.mfa_token_invalid');
+    if (!isLive(row) || !(await countTokenAttempt(this.db, row.id, MFA_MAX_ATTEMPTS)))
+      throw new UnauthorizedError('auth.mfa_token_invalid');
     const user = await findUserById(this.db, row.user_id);
     const actor = { id: row.user_id, username: user?.username ?? '' };
     if (!codeMatches(row, mfaToken, code)) {
@@ -175,8 +223,23 @@ export class AuthService {
     const sessionId = randomUUID();
     const { token, expiresAt } = await this.tokens.sign({ sub: user.id, username: user.username, sid: sessionId });
     const now = new Date().toISOString();
-    await insertSession(this.db, { id: sessionId, user_id: user.id, ip: req.ip, user_agent: req.userAgent.slice(0, 512), created_at: now, last_seen_at: now, expires_at: expiresAt.toISOString() });
-    await this.audit.write({ action: 'login', resource_type: 'session', resource_id: sessionId, actor, req, details: { ...method } });
+    await insertSession(this.db, {
+      id: sessionId,
+      user_id: user.id,
+      ip: req.ip,
+      user_agent: req.userAgent.slice(0, 512),
+      created_at: now,
+      last_seen_at: now,
+      expires_at: expiresAt.toISOString(),
+    });
+    await this.audit.write({
+      action: 'login',
+      resource_type: 'session',
+      resource_id: sessionId,
+      actor,
+      req,
+      details: { ...method },
+    });
     user.last_login_at = now;
     user.status = 'active';
     return { token, expires_at: expiresAt.toISOString(), user: toUserJson(describe(user).user) };
@@ -185,12 +248,22 @@ export class AuthService {
   async logout(caller: Caller, req: RequestInfo): Promise<void> {
     await revokeSession(this.db, caller.sessionId);
     await this.identities.changed(SESSIONS_CHANNEL);
-    await this.audit.write({ action: 'logout', resource_type: 'session', resource_id: caller.sessionId, actor: caller, req });
+    await this.audit.write({
+      action: 'logout',
+      resource_type: 'session',
+      resource_id: caller.sessionId,
+      actor: caller,
+      req,
+    });
   }
 
   /** A new token for the same session, which lives on until the new token expires. */
   async refresh(caller: Caller): Promise<{ token: string; expires_at: string }> {
-    const { token, expiresAt } = await this.tokens.sign({ sub: caller.id, username: caller.username, sid: caller.sessionId });
+    const { token, expiresAt } = await this.tokens.sign({
+      sub: caller.id,
+      username: caller.username,
+      sid: caller.sessionId,
+    });
     const session = await this.identities.session(caller.sessionId);
     if (session) await this.identities.touch(session, new Date(), 0, expiresAt);
     return { token, expires_at: expiresAt.toISOString() };

@@ -50,7 +50,8 @@ export class TokenSigner {
   private async check(token: string): Promise<TokenClaims | undefined> {
     try {
       const { payload } = await jwtVerify(token, this.key, { algorithms: ['HS256'] });
-      if (typeof payload.sub !== 'string' || typeof payload.sid !== 'string' || typeof payload.exp !== 'number') return undefined;
+      if (typeof payload.sub !== 'string' || typeof payload.sid !== 'string' || typeof payload.exp !== 'number')
+        return undefined;
       const claims = { sub: payload.sub, sid: payload.sid, username: String(payload.username ?? ''), exp: payload.exp };
       this.verified.set(token, claims);
       return claims;

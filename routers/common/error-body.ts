@@ -41,13 +41,19 @@ export function toErrorBody(error: unknown, locale: string): ErrorBody {
     if (!(cause instanceof AppError) && !(cause instanceof ZodError)) cause = fromTrpc(error) ?? cause;
   }
   // A zod failure is the caller's fault only on input (BAD_REQUEST); on output it is ours: 500, no details.
-  if (cause instanceof ZodError && error instanceof TRPCError && error.code !== 'BAD_REQUEST') cause = new InternalError('error.internal');
+  if (cause instanceof ZodError && error instanceof TRPCError && error.code !== 'BAD_REQUEST')
+    cause = new InternalError('error.internal');
   if (cause instanceof ZodError) {
     const issue = cause.issues[0];
-    return { status: 400, code: 'E4001', err: issue ? describeZodIssue(issue, locale) : new BadRequestError('error.bad_request').localized(locale) };
+    return {
+      status: 400,
+      code: 'E4001',
+      err: issue ? describeZodIssue(issue, locale) : new BadRequestError('error.bad_request').localized(locale),
+    };
   }
   // The database down or restarting is no fault of the request: 503, to be tried again, never a 500.
-  if (!(cause instanceof AppError) && isDatabaseUnavailable(cause)) cause = new UnavailableError('error.database_unavailable');
+  if (!(cause instanceof AppError) && isDatabaseUnavailable(cause))
+    cause = new UnavailableError('error.database_unavailable');
   const app = cause instanceof AppError ? cause : new InternalError('error.internal');
   return { status: app.status, code: app.code, err: app.localized(locale) };
 }

@@ -66,12 +66,21 @@ export class FeedCache<T> {
 
 export type PageQuery = Pagination & { search?: string };
 
-type PageLoad<T, F> = (q: { offset: number; limit: number; search?: string } & F) => Promise<{ rows: T[]; total: number }>;
+type PageLoad<T, F> = (
+  q: { offset: number; limit: number; search?: string } & F,
+) => Promise<{ rows: T[]; total: number }>;
 
 /**
  * Rows and total of one page of a list, loaded once per query until the cache's channels change. `filter`
  * (such as the organization a request acts in) is part of the key and is handed on to `load`.
  */
-export function cachedPage<T, F extends Record<string, string | undefined> = Record<never, never>>(cache: FeedCache<{ rows: T[]; total: number }>, p: PageQuery, load: PageLoad<T, F>, filter = {} as F) {
-  return cache.getNow(JSON.stringify([p.current, p.page_size, p.search ?? '', filter]), () => load({ offset: offsetOf(p), limit: p.page_size, search: p.search, ...filter }));
+export function cachedPage<T, F extends Record<string, string | undefined> = Record<never, never>>(
+  cache: FeedCache<{ rows: T[]; total: number }>,
+  p: PageQuery,
+  load: PageLoad<T, F>,
+  filter = {} as F,
+) {
+  return cache.getNow(JSON.stringify([p.current, p.page_size, p.search ?? '', filter]), () =>
+    load({ offset: offsetOf(p), limit: p.page_size, search: p.search, ...filter }),
+  );
 }

@@ -1,6 +1,11 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { middlewareMarker } from '@trpc/server/unstable-core-do-not-import';
-import { claimIdempotencyKey, finishIdempotencyKey, releaseIdempotencyKey, type StoredKey } from '../../db/repositories/idempotency-keys.ts';
+import {
+  claimIdempotencyKey,
+  finishIdempotencyKey,
+  releaseIdempotencyKey,
+  type StoredKey,
+} from '../../db/repositories/idempotency-keys.ts';
 import { AppError, fieldError } from '../../lib/errors.ts';
 import type { MaybePromise } from '../../lib/maybe-async.ts';
 import type { Caller, Context, IdempotencyRequest, RequestInfo } from './context.ts';
@@ -53,7 +58,8 @@ class ReplayedError extends AppError {
  * Errors kept for repeats: the request's own fault, which a repeat would meet again. Not 401, 403 or 429, which
  * depend on the session, permissions or rate window of the moment, nor any 5xx: a repeat runs again.
  */
-const keptError = (status: number) => status >= 400 && status < 500 && status !== 401 && status !== 403 && status !== 429;
+const keptError = (status: number) =>
+  status >= 400 && status < 500 && status !== 401 && status !== 403 && status !== 429;
 
 function answerToKeep(outcome: Outcome, locale: string): StoredAnswer | undefined {
   if (outcome.ok) return { ok: true, data: outcome.data };
@@ -67,7 +73,13 @@ function answerToKeep(outcome: Outcome, locale: string): StoredAnswer | undefine
  */
 function canonical(value: unknown): string {
   const sorted = (_key: string, v: unknown) =>
-    v !== null && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.keys(v).sort().map((k) => [k, (v as Record<string, unknown>)[k]])) : v;
+    v !== null && typeof v === 'object' && !Array.isArray(v)
+      ? Object.fromEntries(
+          Object.keys(v)
+            .sort()
+            .map((k) => [k, (v as Record<string, unknown>)[k]]),
+        )
+      : v;
   return JSON.stringify(value, sorted) ?? 'null';
 }
 
@@ -99,7 +111,13 @@ export interface KeyedCall {
  * for 24 hours; a repeat with the same procedure, organization and input answers that, marked as a replay,
  * without running; another request with the key → 400. A repeat while the first runs waits up to `waitMs`.
  */
-async function runOnce<R>(call: KeyedCall, caller: Caller, req: RequestInfo, info: IdempotencyRequest, run: () => R): Promise<R> {
+async function runOnce<R>(
+  call: KeyedCall,
+  caller: Caller,
+  req: RequestInfo,
+  info: IdempotencyRequest,
+  run: () => R,
+): Promise<R> {
   if (!KEY_FORMAT.test(info.key)) throw fieldError(IDEMPOTENCY_HEADER, 'idempotency.format');
   if (info.calls > 1) throw fieldError(IDEMPOTENCY_HEADER, 'idempotency.batch');
   const { db, logger } = call.ctx.services;
@@ -108,7 +126,13 @@ async function runOnce<R>(call: KeyedCall, caller: Caller, req: RequestInfo, inf
   const claimId = randomUUID();
   const deadline = Date.now() + info.waitMs;
   for (;;) {
-    const claim = await claimIdempotencyKey(db, { userId: caller.id, keyHash, requestHash, claimId, leaseMs: CLAIM_LEASE_MS });
+    const claim = await claimIdempotencyKey(db, {
+      userId: caller.id,
+      keyHash,
+      requestHash,
+      claimId,
+      leaseMs: CLAIM_LEASE_MS,
+    });
     if (claim.claimed) break;
     if (claim.stored.requestHash !== requestHash) throw fieldError(IDEMPOTENCY_HEADER, 'idempotency.other_request');
     if (claim.stored.state === 'done') {
@@ -122,7 +146,9 @@ async function runOnce<R>(call: KeyedCall, caller: Caller, req: RequestInfo, inf
   try {
     outcome = (await run()) as Outcome;
   } catch (error) {
-    await releaseIdempotencyKey(db, caller.id, keyHash, claimId).catch((cause: unknown) => logger.warn({ err: cause }, 'idempotency key not released'));
+    await releaseIdempotencyKey(db, caller.id, keyHash, claimId).catch((cause: unknown) =>
+      logger.warn({ err: cause }, 'idempotency key not released'),
+    );
     throw error;
   }
   // The work is done whatever happens to its record: a failure to keep it is logged, and the claim lapses.

@@ -22,7 +22,8 @@ export function guardInput(input: unknown): void {
       continue;
     }
     if (!value || typeof value !== 'object') continue;
-    if (depth === MAX_JSON_DEPTH) throw fieldError(path.split('.')[0] || 'input', 'validation.max_depth', { max: MAX_JSON_DEPTH });
+    if (depth === MAX_JSON_DEPTH)
+      throw fieldError(path.split('.')[0] || 'input', 'validation.max_depth', { max: MAX_JSON_DEPTH });
     const keys = Object.keys(value);
     // Pushed last to first, so the first offending field in input order is the one named.
     for (let i = keys.length - 1; i >= 0; i--) {

@@ -18,7 +18,12 @@ export const uuidString = z.string().meta({ format: 'uuid' });
 
 /** The output of a list procedure; REST adds `code: "0"` around it. */
 export function listOutput<T extends z.ZodType>(item: T) {
-  return z.object({ data: z.array(item), total: z.number().int(), current: z.number().int(), page_size: z.number().int() });
+  return z.object({
+    data: z.array(item),
+    total: z.number().int(),
+    current: z.number().int(),
+    page_size: z.number().int(),
+  });
 }
 
 export function page<T>(data: T[], total: number, p: Pagination) {

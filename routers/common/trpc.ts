@@ -52,7 +52,14 @@ const t = initTRPC
     errorFormatter({ shape, error, ctx }) {
       const body = toErrorBody(error, ctx?.req.locale ?? 'en');
       const key = TRPC_KEY_BY_STATUS[body.status] ?? 'INTERNAL_SERVER_ERROR';
-      return { message: body.err, code: TRPC_ERROR_CODES_BY_KEY[key], data: { code: key, httpStatus: body.status, path: shape.data.path }, appCode: body.code, err: body.err, trace_id: ctx?.req.traceId };
+      return {
+        message: body.err,
+        code: TRPC_ERROR_CODES_BY_KEY[key],
+        data: { code: key, httpStatus: body.status, path: shape.data.path },
+        appCode: body.code,
+        err: body.err,
+        trace_id: ctx?.req.traceId,
+      };
     },
   });
 
@@ -78,7 +85,10 @@ function authenticate(ctx: Context): MaybePromise<{ caller: Caller; req: Request
   return andThen(ctx.services.auth.authenticate(ctx.req), (caller) => {
     trace.getActiveSpan()?.setAttribute('enduser.id', caller.id);
     if (ctx.req.orgHeader === undefined) return { caller, req: ctx.req };
-    return andThen(ctx.services.orgScopes.enter(caller, ctx.req.orgHeader), (scoped) => ({ caller: scoped.caller, req: { ...ctx.req, orgId: scoped.orgId } }));
+    return andThen(ctx.services.orgScopes.enter(caller, ctx.req.orgHeader), (scoped) => ({
+      caller: scoped.caller,
+      req: { ...ctx.req, orgId: scoped.orgId },
+    }));
   });
 }
 
@@ -88,7 +98,11 @@ function authenticate(ctx: Context): MaybePromise<{ caller: Caller; req: Request
  * chain without a promise. tRPC types a middleware's answer as a promise; its own caller awaits whatever
  * comes back, so a value is as good. `next` merges the ctx it is given into the current one.
  */
-function withCaller<R>(call: KeyedCall, check: ((caller: Caller) => void) | undefined, proceed: (auth: { caller: Caller; req: RequestInfo }) => R): R {
+function withCaller<R>(
+  call: KeyedCall,
+  check: ((caller: Caller) => void) | undefined,
+  proceed: (auth: { caller: Caller; req: RequestInfo }) => R,
+): R {
   return andThen(authenticate(call.ctx), (auth) => {
     check?.(auth.caller);
     return onceByKey(call, auth, () => proceed(auth));
@@ -96,7 +110,9 @@ function withCaller<R>(call: KeyedCall, check: ((caller: Caller) => void) | unde
 }
 
 /** Any logged-in user (status and session checked). */
-export const authedProcedure = procedure.use((opts) => withCaller(opts, undefined, ({ caller, req }) => opts.next({ ctx: { caller, req } })));
+export const authedProcedure = procedure.use((opts) =>
+  withCaller(opts, undefined, ({ caller, req }) => opts.next({ ctx: { caller, req } })),
+);
 
 // Authentication and the permission check are one middleware: every middleware level copies the call
 // options in tRPC, which is measurable on hot list routes.
@@ -104,7 +120,9 @@ function guarded(allowed: (caller: Caller) => boolean, denied: () => Error, perm
   const check = (caller: Caller) => {
     if (!allowed(caller)) throw denied();
   };
-  return procedure.meta({ permission }).use((opts) => withCaller(opts, check, ({ caller, req }) => opts.next({ ctx: { caller, req } })));
+  return procedure
+    .meta({ permission })
+    .use((opts) => withCaller(opts, check, ({ caller, req }) => opts.next({ ctx: { caller, req } })));
 }
 
 /** Logged in and holding `code`; administrators hold every permission. */

@@ -12,7 +12,10 @@ function reason(issue: Issue): [MessageKey, MessageParams?] {
       if (issue.input === undefined && /received undefined$/.test(issue.message)) return ['validation.required'];
       if (issue.expected === 'int') return ['validation.integer'];
       if (issue.expected === 'boolean') return ['validation.boolean'];
-      return ['validation.expected_type', { expected: `${/^[aeiou]/.test(issue.expected) ? 'an' : 'a'} ${issue.expected}` }];
+      return [
+        'validation.expected_type',
+        { expected: `${/^[aeiou]/.test(issue.expected) ? 'an' : 'a'} ${issue.expected}` },
+      ];
     case 'too_small':
       if (issue.origin === 'string') return ['validation.min_length', { min: String(issue.minimum) }];
       if (issue.origin === 'array') return ['validation.min_items', { min: String(issue.minimum) }];

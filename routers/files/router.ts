@@ -10,5 +10,7 @@ export const filesRouter = router({
   sign: authedProcedure
     .input(z.object({ fileKey: z.string().min(1).max(64) }))
     .output(z.object({ url: z.string(), expires_at: timestamp }))
-    .query(async ({ ctx, input }) => ctx.services.files.sign(await ctx.services.files.forCaller(ctx.caller, input.fileKey))),
+    .query(async ({ ctx, input }) =>
+      ctx.services.files.sign(await ctx.services.files.forCaller(ctx.caller, input.fileKey)),
+    ),
 });

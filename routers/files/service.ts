@@ -32,7 +32,8 @@ export class FileService {
 
   async forSignature(key: string, expires: string, signature: string, now = Date.now()): Promise<FileRow> {
     const expiresAt = Number(expires) * 1000;
-    if (!/^\d{1,12}$/.test(expires) || expiresAt < now || !this.verify(key, expires, signature)) throw new UnauthorizedError('file.bad_signature');
+    if (!/^\d{1,12}$/.test(expires) || expiresAt < now || !this.verify(key, expires, signature))
+      throw new UnauthorizedError('file.bad_signature');
     const file = await this.artifacts.find(key);
     if (!file) throw new NotFoundError('file.not_found');
     return file;
@@ -41,7 +42,10 @@ export class FileService {
   sign(file: FileRow, now = Date.now()): SignedUrl {
     const expires = String(Math.floor((now + SIGNED_URL_TTL_MS) / 1000));
     const query = new URLSearchParams({ expires, signature: this.mac(file.key, expires) });
-    return { url: `${this.rootUrl.replace(/\/$/, '')}/api/files/${encodeURIComponent(file.key)}?${query}`, expires_at: new Date(Number(expires) * 1000).toISOString() };
+    return {
+      url: `${this.rootUrl.replace(/\/$/, '')}/api/files/${encodeURIComponent(file.key)}?${query}`,
+      expires_at: new Date(Number(expires) * 1000).toISOString(),
+    };
   }
 
   open(file: FileRow): Promise<Readable> {

@@ -34,7 +34,10 @@ export class Mailer {
       () => void this.counter.inc({ template, result: 'sent' }),
       (error: unknown) => {
         this.counter.inc({ template, result: 'failed' });
-        this.logger.warn({ template, reason: error instanceof AppError ? error.key : 'error' }, 'system email not sent');
+        this.logger.warn(
+          { template, reason: error instanceof AppError ? error.key : 'error' },
+          'system email not sent',
+        );
       },
     );
     this.pending.add(job);

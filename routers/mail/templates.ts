@@ -17,7 +17,12 @@ const fill = (template: string, params: MessageParams, encode: (s: string) => st
 
 /** The built-in HTML body: the text's paragraphs, with links made clickable. */
 function htmlOf(text: string): string {
-  const paragraphs = text.split(/\n{2,}/).map((p) => `<p>${escapeHtml(p).replace(/\n/g, '<br>').replace(/(https?:\/\/[^\s<]+)/g, '<a href="$1">$1</a>')}</p>`);
+  const paragraphs = text.split(/\n{2,}/).map(
+    (p) =>
+      `<p>${escapeHtml(p)
+        .replace(/\n/g, '<br>')
+        .replace(/(https?:\/\/[^\s<]+)/g, '<a href="$1">$1</a>')}</p>`,
+  );
   return `<!doctype html>\n<html><body style="font-family:sans-serif;line-height:1.5">${paragraphs.join('\n')}</body></html>\n`;
 }
 
@@ -45,9 +50,20 @@ export class MailTemplates {
   /** `path` is appended to `server.root_url` to form `{link}`. */
   render(name: TemplateName, locale: string, params: MessageParams & { path?: string }): RenderedMail {
     const { path = '/', ...rest } = params;
-    const all: MessageParams = { service: translate('mail.service_name', {}, locale), root_url: this.rootUrl, link: `${this.rootUrl.replace(/\/$/, '')}${path}`, ...rest };
-    const subject = fill(this.override(name, locale, 'subject') ?? translate(`mail.${name}.subject` as MessageKey, {}, locale), all).trim();
-    const text = fill(this.override(name, locale, 'txt') ?? translate(`mail.${name}.text` as MessageKey, {}, locale), all);
+    const all: MessageParams = {
+      service: translate('mail.service_name', {}, locale),
+      root_url: this.rootUrl,
+      link: `${this.rootUrl.replace(/\/$/, '')}${path}`,
+      ...rest,
+    };
+    const subject = fill(
+      this.override(name, locale, 'subject') ?? translate(`mail.${name}.subject` as MessageKey, {}, locale),
+      all,
+    ).trim();
+    const text = fill(
+      this.override(name, locale, 'txt') ?? translate(`mail.${name}.text` as MessageKey, {}, locale),
+      all,
+    );
     const html = this.override(name, locale, 'html');
     return { subject, text, html: html === undefined ? htmlOf(text) : fill(html, all, escapeHtml) };
   }

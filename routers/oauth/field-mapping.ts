@@ -52,7 +52,14 @@ const isTrue = (value: unknown) => value === true || value === 'true';
 /** Role names from an array of names, or from one string of names separated by commas or spaces. */
 function roleNames(value: unknown): string[] {
   const list = Array.isArray(value) ? value : typeof value === 'string' ? value.split(/[\s,]+/) : [];
-  return [...new Set(list.filter((v): v is string => typeof v === 'string').map((v) => v.trim()).filter((v) => v && v.length <= 64))];
+  return [
+    ...new Set(
+      list
+        .filter((v): v is string => typeof v === 'string')
+        .map((v) => v.trim())
+        .filter((v) => v && v.length <= 64),
+    ),
+  ];
 }
 
 const email = z.email().max(255);
@@ -63,7 +70,9 @@ export function mapProfile(info: Json, names: FieldNames): Profile {
     subject: text(readPath(info, 'sub'), 255) ?? text(readPath(info, 'id'), 255),
     email: address !== undefined && email.safeParse(address).success ? address : undefined,
     // OIDC's top-level `email_verified` vouches for the top-level `email` only, never for an address read elsewhere.
-    emailVerified: isTrue(readPath(info, `${names.email_field}_verified`)) || (names.email_field === 'email' && isTrue(readPath(info, 'email_verified'))),
+    emailVerified:
+      isTrue(readPath(info, `${names.email_field}_verified`)) ||
+      (names.email_field === 'email' && isTrue(readPath(info, 'email_verified'))),
     username: text(readPath(info, names.username_field), 255),
     fullName: text(readPath(info, names.full_name_field), 255) ?? '',
     avatar: text(readPath(info, names.avatar_field), 1024) ?? '',

@@ -82,21 +82,31 @@ export class ProviderClient {
     // Checked only where there is an issuer to check it against.
     if (iss !== undefined && this.p.issuer) callback.searchParams.set('iss', iss);
     const tokens = await oidc
-      .authorizationCodeGrant(config, callback, { pkceCodeVerifier: login.verifier, expectedState: login.state, expectedNonce: login.nonce, idTokenExpected: this.openid })
+      .authorizationCodeGrant(config, callback, {
+        pkceCodeVerifier: login.verifier,
+        expectedState: login.state,
+        expectedNonce: login.nonce,
+        idTokenExpected: this.openid,
+      })
       .catch((error: unknown) => this.refused(error, 'token'));
     const claims = tokens.claims();
-    if (claims && !atHashMatches(tokens.id_token!, claims.at_hash, tokens.access_token)) throw this.badIdToken('at_hash');
+    if (claims && !atHashMatches(tokens.id_token!, claims.at_hash, tokens.access_token))
+      throw this.badIdToken('at_hash');
     const endpoint = config.serverMetadata().userinfo_endpoint;
     if (!endpoint) return { idToken: claims };
     const userInfo = claims
-      ? await oidc.fetchUserInfo(config, tokens.access_token, claims.sub).catch((error: unknown) => this.refused(error, 'userinfo'))
+      ? await oidc
+          .fetchUserInfo(config, tokens.access_token, claims.sub)
+          .catch((error: unknown) => this.refused(error, 'userinfo'))
       : await this.plainUserInfo(config, endpoint, tokens.access_token);
     return { userInfo, idToken: claims };
   }
 
   /** User info of a plain OAuth 2 API (GitHub's `/user`): any JSON object, `sub` or not. */
   private async plainUserInfo(config: oidc.Configuration, endpoint: string, accessToken: string): Promise<Json> {
-    const res = await oidc.fetchProtectedResource(config, accessToken, new URL(endpoint), 'GET').catch((error: unknown) => this.refused(error, 'userinfo'));
+    const res = await oidc
+      .fetchProtectedResource(config, accessToken, new URL(endpoint), 'GET')
+      .catch((error: unknown) => this.refused(error, 'userinfo'));
     if (res.status !== 200) throw this.failed('userinfo', res.status);
     const body: unknown = await res.json().catch(() => undefined);
     if (!isJsonObject(body)) throw this.badAnswer('userinfo', res.status);
@@ -120,7 +130,10 @@ export class ProviderClient {
       ...(p.token_url && { token_endpoint: p.token_url }),
       ...(p.user_info_url && { userinfo_endpoint: p.user_info_url }),
     };
-    const auth = p.token_auth_method === 'client_secret_post' ? oidc.ClientSecretPost(p.client_secret) : oidc.ClientSecretBasic(p.client_secret);
+    const auth =
+      p.token_auth_method === 'client_secret_post'
+        ? oidc.ClientSecretPost(p.client_secret)
+        : oidc.ClientSecretBasic(p.client_secret);
     const config = new oidc.Configuration(metadata, p.client_id, undefined, auth);
     config.timeout = this.timeoutMs / 1000;
     config[oidc.customFetch] = this.fetch;
@@ -131,14 +144,24 @@ export class ProviderClient {
   }
 
   /** `<issuer>/.well-known/openid-configuration`, whose `issuer` must be the configured one. */
-  private async discover(issuer: string, execute: ((config: oidc.Configuration) => void)[]): Promise<oidc.ServerMetadata> {
+  private async discover(
+    issuer: string,
+    execute: ((config: oidc.Configuration) => void)[],
+  ): Promise<oidc.ServerMetadata> {
     let metadata: oidc.ServerMetadata;
     try {
-      const found = await oidc.discovery(new URL(issuer), this.p.client_id, undefined, undefined, { execute, timeout: this.timeoutMs / 1000, [oidc.customFetch]: this.fetch });
+      const found = await oidc.discovery(new URL(issuer), this.p.client_id, undefined, undefined, {
+        execute,
+        timeout: this.timeoutMs / 1000,
+        [oidc.customFetch]: this.fetch,
+      });
       metadata = { ...found.serverMetadata() };
     } catch (error) {
       const e = error as { code?: string; cause?: unknown };
-      this.logger.warn({ provider: this.p.name, reason: e.cause instanceof AppError ? 'unreachable' : (e.code ?? 'error') }, 'OAuth provider discovery failed');
+      this.logger.warn(
+        { provider: this.p.name, reason: e.cause instanceof AppError ? 'unreachable' : (e.code ?? 'error') },
+        'OAuth provider discovery failed',
+      );
       throw new UnavailableError('oauth.discovery_failed', { provider: this.p.name });
     }
     // Without its keys no ID token could be checked: OpenID Discovery requires them.
@@ -157,7 +180,14 @@ export class ProviderClient {
       return await fetch(url, { ...init, headers });
     } catch (error) {
       const e = error as { name?: string; cause?: { code?: string } };
-      this.logger.warn({ provider: this.p.name, endpoint: new URL(url).pathname, reason: e.name === 'TimeoutError' ? 'timeout' : (e.cause?.code ?? e.name) }, 'OAuth provider unreachable');
+      this.logger.warn(
+        {
+          provider: this.p.name,
+          endpoint: new URL(url).pathname,
+          reason: e.name === 'TimeoutError' ? 'timeout' : (e.cause?.code ?? e.name),
+        },
+        'OAuth provider unreachable',
+      );
       throw new UnavailableError('oauth.provider_unreachable', { provider: this.p.name });
     }
   };
@@ -169,7 +199,10 @@ export class ProviderClient {
     const check = idTokenCheck(error);
     if (check) {
       if (!this.p.issuer) {
-        this.logger.warn({ provider: this.p.name }, 'OAuth provider sent an ID token, and no issuer is configured to check it');
+        this.logger.warn(
+          { provider: this.p.name },
+          'OAuth provider sent an ID token, and no issuer is configured to check it',
+        );
         throw new UnauthorizedError('oauth.id_token_unverifiable', { provider: this.p.name });
       }
       throw this.badIdToken(check);
@@ -177,7 +210,8 @@ export class ProviderClient {
     if (error instanceof oidc.ResponseBodyError) throw this.refusal(step, error.status, error.error);
     if (error instanceof oidc.WWWAuthenticateChallengeError) throw this.failed(step, error.status);
     const e = error as { code?: string; message?: string; cause?: unknown };
-    if (e.code === 'OAUTH_RESPONSE_IS_NOT_CONFORM' && e.cause instanceof Response) throw this.refusal(step, e.cause.status, undefined);
+    if (e.code === 'OAUTH_RESPONSE_IS_NOT_CONFORM' && e.cause instanceof Response)
+      throw this.refusal(step, e.cause.status, undefined);
     // Some providers (GitHub) answer a refused code with 200 and an `error`.
     const body = (e.cause as { cause?: { body?: Json } } | undefined)?.cause?.body;
     if (step === 'token' && typeof body?.error === 'string') throw this.refusal(step, 200, body.error);
@@ -191,7 +225,8 @@ export class ProviderClient {
   private refusal(step: 'token' | 'userinfo', status: number, providerError: string | undefined): AppError {
     const error = providerError?.slice(0, 64);
     // Wrong client credentials are the configuration's fault, not the user's; so is a failing user info.
-    if (step === 'userinfo' || status >= 500 || status === 401 || error === 'invalid_client') return this.failed(step, status, error);
+    if (step === 'userinfo' || status >= 500 || status === 401 || error === 'invalid_client')
+      return this.failed(step, status, error);
     this.logger.info({ provider: this.p.name, status, error }, 'OAuth provider refused an authorization code');
     return new UnauthorizedError('oauth.code_rejected');
   }

@@ -16,7 +16,8 @@ export const oauthRouter = router({
         path: '/auth/oauth/providers',
         tags,
         summary: 'The OAuth providers a login page can offer (none while oauth.enabled is false)',
-        description: 'Each configured provider a login page can offer a button for, starting at GET /auth/oauth/{name}/authorize. An empty list while `oauth.enabled` is false.',
+        description:
+          'Each configured provider a login page can offer a button for, starting at GET /auth/oauth/{name}/authorize. An empty list while `oauth.enabled` is false.',
       },
     })
     .input(noInput)
@@ -29,8 +30,10 @@ export const oauthRouter = router({
         method: 'POST',
         path: '/auth/oauth/{name}/callback',
         tags,
-        summary: 'Finish an OAuth login from a single-page app: post the code and state the provider sent to redirect_url; answers as POST /auth/login',
-        description: "For a single-page app that receives the provider's redirect itself: checks the signed state, exchanges the code with the provider and logs the matching account in (README, OAuth login). A bad state → 400 E4001; a refused login or no account for it → 401 E4011; the provider unreachable → 503 E5031.",
+        summary:
+          'Finish an OAuth login from a single-page app: post the code and state the provider sent to redirect_url; answers as POST /auth/login',
+        description:
+          "For a single-page app that receives the provider's redirect itself: checks the signed state, exchanges the code with the provider and logs the matching account in (README, OAuth login). A bad state → 400 E4001; a refused login or no account for it → 401 E4011; the provider unreachable → 503 E5031.",
       },
     })
     .input(callbackParams.extend({ name: providerName }))

@@ -1,8 +1,22 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Database } from '../../db/database.ts';
-import { findLinkedUserId, globalRoleIdsNamed, insertOAuthState, linkOAuthAccount, takeOAuthState, type OAuthLink } from '../../db/repositories/oauth.ts';
-import { findTakenIdentity, findUserById, findUserByLogin, identityLockKeys, insertUser, type UserWithRoles } from '../../db/repositories/users.ts';
+import {
+  findLinkedUserId,
+  globalRoleIdsNamed,
+  insertOAuthState,
+  linkOAuthAccount,
+  takeOAuthState,
+  type OAuthLink,
+} from '../../db/repositories/oauth.ts';
+import {
+  findTakenIdentity,
+  findUserById,
+  findUserByLogin,
+  identityLockKeys,
+  insertUser,
+  type UserWithRoles,
+} from '../../db/repositories/users.ts';
 import { AppError, BadRequestError, fieldError, NotFoundError, UnauthorizedError } from '../../lib/errors.ts';
 import { ADMIN_ROLE } from '../auth/identity.ts';
 import type { PasswordHasher } from '../auth/password-hash.ts';
@@ -55,7 +69,9 @@ export class OAuthService {
     private readonly logger: Logger,
   ) {
     this.providers = new Map(options.enabled ? options.providers.map((p) => [p.name, p]) : []);
-    this.clients = new Map([...this.providers.values()].map((p) => [p.name, new ProviderClient(p, options.timeoutMs, logger)]));
+    this.clients = new Map(
+      [...this.providers.values()].map((p) => [p.name, new ProviderClient(p, options.timeoutMs, logger)]),
+    );
   }
 
   /** Starts every provider's discovery without waiting for it (when the server starts listening). */
@@ -65,7 +81,11 @@ export class OAuthService {
 
   /** The providers a login page offers; none while OAuth is disabled. */
   list(): { name: string; display_name: string; icon_url: string | null }[] {
-    return [...this.providers.values()].map((p) => ({ name: p.name, display_name: p.display_name ?? p.name, icon_url: p.icon_url ?? null }));
+    return [...this.providers.values()].map((p) => ({
+      name: p.name,
+      display_name: p.display_name ?? p.name,
+      icon_url: p.icon_url ?? null,
+    }));
   }
 
   /** Starts a login: the provider's authorization address, with a fresh state and PKCE challenge. */
@@ -125,7 +145,8 @@ export class OAuthService {
     if (!stateId) throw new BadRequestError('oauth.state_invalid');
     const verifier = await takeOAuthState(this.db, stateId, p.name);
     if (!verifier) throw new BadRequestError('oauth.state_used');
-    if (params.error !== undefined) throw new UnauthorizedError('oauth.denied', { error: params.error.replace(/[^\w.-]/g, '').slice(0, 64) });
+    if (params.error !== undefined)
+      throw new UnauthorizedError('oauth.denied', { error: params.error.replace(/[^\w.-]/g, '').slice(0, 64) });
     const client = this.clients.get(p.name)!;
     const answer = await client.signIn(params.code!, params.iss, this.login(p, client, params.state, verifier));
     const profile = fillProfile(mapProfile(answer.userInfo ?? {}, p), answer.idToken && mapProfile(answer.idToken, p));
@@ -138,16 +159,29 @@ export class OAuthService {
    * new user when `auto_create_user` allows. First logins of one account or email take turns in this process;
    * across nodes they meet a unique index, and the loser looks again.
    */
-  private async findOrCreate(p: OAuthProviderConfig, profile: Profile & { subject: string }, req: RequestInfo, retries = 2): Promise<UserWithRoles> {
+  private async findOrCreate(
+    p: OAuthProviderConfig,
+    profile: Profile & { subject: string },
+    req: RequestInfo,
+    retries = 2,
+  ): Promise<UserWithRoles> {
     try {
-      return await this.db.withLock([`oauth.account:${p.name}:${profile.subject}`, ...identityLockKeys(undefined, profile.email)], () => this.findOrCreateOnce(p, profile, req));
+      return await this.db.withLock(
+        [`oauth.account:${p.name}:${profile.subject}`, ...identityLockKeys(undefined, profile.email)],
+        () => this.findOrCreateOnce(p, profile, req),
+      );
     } catch (error) {
-      if (retries > 0 && this.db.dialect.isUniqueViolation(error)) return this.findOrCreate(p, profile, req, retries - 1);
+      if (retries > 0 && this.db.dialect.isUniqueViolation(error))
+        return this.findOrCreate(p, profile, req, retries - 1);
       throw error;
     }
   }
 
-  private async findOrCreateOnce(p: OAuthProviderConfig, profile: Profile & { subject: string }, req: RequestInfo): Promise<UserWithRoles> {
+  private async findOrCreateOnce(
+    p: OAuthProviderConfig,
+    profile: Profile & { subject: string },
+    req: RequestInfo,
+  ): Promise<UserWithRoles> {
     const linkedId = await findLinkedUserId(this.db, p.name, profile.subject);
     if (linkedId) {
       const user = await findUserById(this.db, linkedId);
@@ -167,7 +201,12 @@ export class OAuthService {
   }
 
   /** A user for a first login: a free username, a random password nobody knows, the roles the provider named. */
-  private async create(p: OAuthProviderConfig, profile: Profile, link: ProviderAccount, req: RequestInfo): Promise<UserWithRoles> {
+  private async create(
+    p: OAuthProviderConfig,
+    profile: Profile,
+    link: ProviderAccount,
+    req: RequestInfo,
+  ): Promise<UserWithRoles> {
     let username = '';
     for (const candidate of usernameCandidates(preferredUsername(profile))) {
       username = candidate;
@@ -185,7 +224,9 @@ export class OAuthService {
       mfa_enabled: false,
       locale: req.locale,
     };
-    await insertUser(this.db, user, await globalRoleIdsNamed(this.db, grantableRoles(profile.roles)), (trx) => linkOAuthAccount(this.db, { ...link, user_id: id }, trx));
+    await insertUser(this.db, user, await globalRoleIdsNamed(this.db, grantableRoles(profile.roles)), (trx) =>
+      linkOAuthAccount(this.db, { ...link, user_id: id }, trx),
+    );
     await this.users.created(id, { id, username }, req, { provider: p.name });
     return (await findUserById(this.db, id))!;
   }

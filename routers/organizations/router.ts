@@ -1,7 +1,14 @@
 import { translate } from '../../lib/messages/index.ts';
 import { idParam, listOutput, messageOutput, searchInput } from '../common/schemas.ts';
 import { requirePermission, router } from '../common/trpc.ts';
-import { createOrganizationInput, memberParams, organizationDetailSchema, organizationSchema, setMemberInput, updateOrganizationInput } from './schemas.ts';
+import {
+  createOrganizationInput,
+  memberParams,
+  organizationDetailSchema,
+  organizationSchema,
+  setMemberInput,
+  updateOrganizationInput,
+} from './schemas.ts';
 
 const tags = ['Organizations'];
 
@@ -28,7 +35,8 @@ export const organizationsRouter = router({
         path: '/organizations/{id}',
         tags,
         summary: 'Get an organization with its members and their roles in it',
-        description: "One organization with each member and the member's roles in it. An unknown or deleted organization → 404 E4041.",
+        description:
+          "One organization with each member and the member's roles in it. An unknown or deleted organization → 404 E4041.",
       },
     })
     .input(idParam)
@@ -43,7 +51,8 @@ export const organizationsRouter = router({
         path: '/organizations',
         tags,
         summary: 'Create an organization',
-        description: 'Creates an organization, answered with 201; roles and members are added afterwards. A taken name → 400 E4001.',
+        description:
+          'Creates an organization, answered with 201; roles and members are added afterwards. A taken name → 400 E4001.',
       },
     })
     .input(createOrganizationInput)
@@ -57,12 +66,15 @@ export const organizationsRouter = router({
         path: '/organizations/{id}',
         tags,
         summary: 'Update an organization (a disabled one grants its members nothing)',
-        description: "Changes the fields given. While disabled, the organization's roles grant its members nothing and X-Scope-OrgID naming it → 403 E4031.",
+        description:
+          "Changes the fields given. While disabled, the organization's roles grant its members nothing and X-Scope-OrgID naming it → 403 E4031.",
       },
     })
     .input(updateOrganizationInput)
     .output(organizationDetailSchema)
-    .mutation(({ ctx, input: { id, ...patch } }) => ctx.services.organizations.update(id, patch, { caller: ctx.caller, req: ctx.req })),
+    .mutation(({ ctx, input: { id, ...patch } }) =>
+      ctx.services.organizations.update(id, patch, { caller: ctx.caller, req: ctx.req }),
+    ),
 
   delete: requirePermission('org:delete')
     .meta({
@@ -71,7 +83,8 @@ export const organizationsRouter = router({
         path: '/organizations/{id}',
         tags,
         summary: 'Delete an organization (soft); its memberships and roles are removed',
-        description: 'Marks the organization deleted and removes its memberships and roles; X-Scope-OrgID naming it then → 404 E4041.',
+        description:
+          'Marks the organization deleted and removes its memberships and roles; X-Scope-OrgID naming it then → 404 E4041.',
       },
     })
     .input(idParam)
@@ -88,12 +101,18 @@ export const organizationsRouter = router({
         path: '/organizations/{id}/members',
         tags,
         summary: "Add a member, or replace a member's roles in the organization (roles of this organization only)",
-        description: "Makes `user_id` a member holding exactly `role_ids` in the organization (roles of another organization or global roles → 400 E4001). Changing another user's membership needs every permission they hold (README, the privilege rule).",
+        description:
+          "Makes `user_id` a member holding exactly `role_ids` in the organization (roles of another organization or global roles → 400 E4001). Changing another user's membership needs every permission they hold (README, the privilege rule).",
       },
     })
     .input(setMemberInput)
     .output(organizationDetailSchema)
-    .mutation(({ ctx, input }) => ctx.services.organizations.setMember(input.id, input.user_id, input.role_ids, { caller: ctx.caller, req: ctx.req })),
+    .mutation(({ ctx, input }) =>
+      ctx.services.organizations.setMember(input.id, input.user_id, input.role_ids, {
+        caller: ctx.caller,
+        req: ctx.req,
+      }),
+    ),
 
   removeMember: requirePermission('org:member:update')
     .meta({
@@ -102,7 +121,8 @@ export const organizationsRouter = router({
         path: '/organizations/{id}/members/{userId}',
         tags,
         summary: 'Remove a member from the organization',
-        description: "Ends the user's membership, and with it their roles in the organization. A user who is not a member → 404 E4041.",
+        description:
+          "Ends the user's membership, and with it their roles in the organization. A user who is not a member → 404 E4041.",
       },
     })
     .input(memberParams)

@@ -20,12 +20,16 @@ export const memberSchema = z
   .object({
     user_id: uuidString,
     username: z.string(),
-    roles: z.array(z.object({ id: uuidString, name: z.string() })).meta({ description: "The member's roles in this organization" }),
+    roles: z
+      .array(z.object({ id: uuidString, name: z.string() }))
+      .meta({ description: "The member's roles in this organization" }),
     created_at: timestamp.meta({ description: 'When the user became a member' }),
   })
   .meta({ id: 'OrganizationMember' });
 
-export const organizationDetailSchema = organizationSchema.extend({ members: z.array(memberSchema) }).meta({ id: 'OrganizationDetail' });
+export const organizationDetailSchema = organizationSchema
+  .extend({ members: z.array(memberSchema) })
+  .meta({ id: 'OrganizationDetail' });
 export type OrganizationDetailJson = z.infer<typeof organizationDetailSchema>;
 
 const orgName = z.string().trim().min(1).max(128);
@@ -53,5 +57,12 @@ export const setMemberInput = z.object({
 export const memberParams = z.object({ id: z.uuid(), userId: z.uuid() });
 
 export function toOrganizationJson(o: OrganizationModel): OrganizationJson {
-  return { id: o.id, name: o.name, description: o.description, status: o.status, created_at: o.created_at, updated_at: o.updated_at };
+  return {
+    id: o.id,
+    name: o.name,
+    description: o.description,
+    status: o.status,
+    created_at: o.created_at,
+    updated_at: o.updated_at,
+  };
 }

@@ -2,8 +2,17 @@ import { randomUUID } from 'node:crypto';
 import type { Database } from '../../db/database.ts';
 import type { OrganizationModel } from '../../db/models.ts';
 import {
-  findOrganization, insertOrganization, listMembers, listOrganizations, organizationLockKey, organizationNameTaken, removeMember, setMember,
-  softDeleteOrganization, updateOrganization, type OrganizationPatch,
+  findOrganization,
+  insertOrganization,
+  listMembers,
+  listOrganizations,
+  organizationLockKey,
+  organizationNameTaken,
+  removeMember,
+  setMember,
+  softDeleteOrganization,
+  updateOrganization,
+  type OrganizationPatch,
 } from '../../db/repositories/organizations.ts';
 import { findRolesByIds } from '../../db/repositories/roles.ts';
 import { findUserById } from '../../db/repositories/users.ts';
@@ -42,7 +51,10 @@ export class OrganizationService {
 
   /** A page of organizations; a request acting in one (`X-Scope-OrgID`) sees only that one. */
   list(p: PageQuery, scope?: string) {
-    return andThen(cachedPage(this.pages, p, (q) => listOrganizations(this.db, q), { id: scope }), ({ rows, total }) => page(rows.map(toOrganizationJson), total, p));
+    return andThen(
+      cachedPage(this.pages, p, (q) => listOrganizations(this.db, q), { id: scope }),
+      ({ rows, total }) => page(rows.map(toOrganizationJson), total, p),
+    );
   }
 
   async get(id: string, scope?: string): Promise<OrganizationDetailJson> {
@@ -63,7 +75,14 @@ export class OrganizationService {
     });
     await this.scopes.changed();
     const org = await this.get(id);
-    await this.audit.write({ action: 'create', resource_type: 'organization', resource_id: id, actor: caller, req, details: { after: withoutMembers(org) } });
+    await this.audit.write({
+      action: 'create',
+      resource_type: 'organization',
+      resource_id: id,
+      actor: caller,
+      req,
+      details: { after: withoutMembers(org) },
+    });
     return org;
   }
 
@@ -80,7 +99,14 @@ export class OrganizationService {
     });
     await this.scopes.changed();
     const after = await this.get(id);
-    await this.audit.write({ action: 'update', resource_type: 'organization', resource_id: id, actor: caller, req, details: { before, after: withoutMembers(after) } });
+    await this.audit.write({
+      action: 'update',
+      resource_type: 'organization',
+      resource_id: id,
+      actor: caller,
+      req,
+      details: { before, after: withoutMembers(after) },
+    });
     return after;
   }
 
@@ -91,7 +117,14 @@ export class OrganizationService {
     await this.scopes.changed();
     // Its roles are gone: role lists must forget them.
     await this.identities.changed(ROLES_CHANNEL);
-    await this.audit.write({ action: 'delete', resource_type: 'organization', resource_id: id, actor: caller, req, details: { before } });
+    await this.audit.write({
+      action: 'delete',
+      resource_type: 'organization',
+      resource_id: id,
+      actor: caller,
+      req,
+      details: { before },
+    });
   }
 
   /**
@@ -118,14 +151,24 @@ export class OrganizationService {
     const was = (await this.get(id, actor.req.orgId)).members.find((m) => m.user_id === userId);
     if (!was) throw new NotFoundError('org.member_not_found');
     await this.changeableUser(userId, actor.caller);
-    await this.assertMayRevoke(was.roles.map((r) => r.id), [], actor.caller);
+    await this.assertMayRevoke(
+      was.roles.map((r) => r.id),
+      [],
+      actor.caller,
+    );
     await removeMember(this.db, id, userId);
     await this.scopes.changed();
     await this.auditMembership(id, was, was, undefined, actor);
   }
 
   /** A membership change is an update of the organization; `undefined` before or after means not a member. */
-  private async auditMembership(id: string, member: { user_id: string; username: string }, before: { roles: RoleRef[] } | undefined, after: { roles: RoleRef[] } | undefined, { caller, req }: Actor): Promise<void> {
+  private async auditMembership(
+    id: string,
+    member: { user_id: string; username: string },
+    before: { roles: RoleRef[] } | undefined,
+    after: { roles: RoleRef[] } | undefined,
+    { caller, req }: Actor,
+  ): Promise<void> {
     const roles = (m: { roles: RoleRef[] } | undefined) => (m ? { roles: m.roles } : null);
     await this.audit.write({
       action: 'update',
@@ -133,7 +176,11 @@ export class OrganizationService {
       resource_id: id,
       actor: caller,
       req,
-      details: { member: { user_id: member.user_id, username: member.username }, before: roles(before), after: roles(after) },
+      details: {
+        member: { user_id: member.user_id, username: member.username },
+        before: roles(before),
+        after: roles(after),
+      },
     });
   }
 

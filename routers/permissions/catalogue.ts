@@ -52,7 +52,13 @@ const BUILT_IN: Declared[] = [
   { code: 'org:create', name: 'Create organizations', module: 'Organizations', roles: [] },
   { code: 'org:update', name: 'Update organizations', module: 'Organizations', roles: [], orgScoped: true },
   { code: 'org:delete', name: 'Delete organizations', module: 'Organizations', roles: [] },
-  { code: 'org:member:update', name: 'Manage organization members', module: 'Organizations', roles: [], orgScoped: true },
+  {
+    code: 'org:member:update',
+    name: 'Manage organization members',
+    module: 'Organizations',
+    roles: [],
+    orgScoped: true,
+  },
 ];
 
 /** The permissions this service knows: the built-in ones plus what an embedding application registers. */

@@ -11,7 +11,8 @@ export const permissionsRouter = router({
         path: '/permissions',
         tags: ['Permissions'],
         summary: 'The permission catalogue',
-        description: 'Every permission code a role can hold, with its name and module, as declared in the code (not editable).',
+        description:
+          'Every permission code a role can hold, with its name and module, as declared in the code (not editable).',
       },
     })
     .input(noInput)

@@ -11,8 +11,14 @@ interface GrantedRole {
 }
 
 /** Roles as stored, in the form the guards below weigh them. */
-export function grantedRoles(roles: { name: string; org_id?: string | null; permissions?: { permission: string }[] }[]): GrantedRole[] {
-  return roles.map((r) => ({ name: r.name, org_id: r.org_id, permissions: (r.permissions ?? []).map((p) => p.permission) }));
+export function grantedRoles(
+  roles: { name: string; org_id?: string | null; permissions?: { permission: string }[] }[],
+): GrantedRole[] {
+  return roles.map((r) => ({
+    name: r.name,
+    org_id: r.org_id,
+    permissions: (r.permissions ?? []).map((p) => p.permission),
+  }));
 }
 
 /**
@@ -47,9 +53,7 @@ export function assertMayGrant(caller: Caller, roles: GrantedRole[]): void {
 }
 
 /** What a change is weighed against: a user with everything they hold, or one role. */
-export type PrivilegeTarget =
-  | { user: string; roles: GrantedRole[] }
-  | { role: GrantedRole & { is_system: boolean } };
+export type PrivilegeTarget = { user: string; roles: GrantedRole[] } | { role: GrantedRole & { is_system: boolean } };
 
 /**
  * The privilege rule (README "Identity rules in short", docs/decisions.md "Identity and access"): any change to
@@ -62,7 +66,8 @@ export type PrivilegeTarget =
 export function assertMayChange(caller: Caller, target: PrivilegeTarget): void {
   if (caller.isAdmin) return;
   if ('user' in target) {
-    if (target.user !== caller.id && ungrantable(caller, target.roles)) throw new ForbiddenError('user.more_privileged');
+    if (target.user !== caller.id && ungrantable(caller, target.roles))
+      throw new ForbiddenError('user.more_privileged');
     return;
   }
   if (target.role.is_system) throw new ForbiddenError('role.system_admin_only');
@@ -72,6 +77,9 @@ export function assertMayChange(caller: Caller, target: PrivilegeTarget): void {
 }
 
 /** A user as the privilege rule weighs them: their global roles and their roles in every organization they belong to. */
-export async function userTarget(db: Database, user: { id: string; roles: Parameters<typeof grantedRoles>[0] }): Promise<PrivilegeTarget> {
+export async function userTarget(
+  db: Database,
+  user: { id: string; roles: Parameters<typeof grantedRoles>[0] },
+): Promise<PrivilegeTarget> {
   return { user: user.id, roles: [...grantedRoles(user.roles), ...(await findOrganizationRolesOf(db, user.id))] };
 }

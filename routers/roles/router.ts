@@ -14,7 +14,8 @@ export const rolesRouter = router({
         path: '/roles',
         tags,
         summary: "List roles (search on name); with X-Scope-OrgID only the global roles and that organization's",
-        description: "A page of roles, newest first, each with its permission codes; `search` matches the name and `org_id` keeps one organization's roles.",
+        description:
+          "A page of roles, newest first, each with its permission codes; `search` matches the name and `org_id` keeps one organization's roles.",
       },
     })
     .input(listRolesInput)
@@ -28,7 +29,8 @@ export const rolesRouter = router({
         path: '/roles/{id}',
         tags,
         summary: 'Get a role',
-        description: "One role with its permission codes. An unknown role, or with X-Scope-OrgID another organization's role → 404 E4041.",
+        description:
+          "One role with its permission codes. An unknown role, or with X-Scope-OrgID another organization's role → 404 E4041.",
       },
     })
     .input(idParam)
@@ -43,7 +45,8 @@ export const rolesRouter = router({
         path: '/roles',
         tags,
         summary: 'Create a role',
-        description: 'Creates a global role, or with `org_id` a role of that organization (holding only codes that act within one organization), answered with 201. The caller grants only permissions they hold; a taken name or an unknown code → 400 E4001.',
+        description:
+          'Creates a global role, or with `org_id` a role of that organization (holding only codes that act within one organization), answered with 201. The caller grants only permissions they hold; a taken name or an unknown code → 400 E4001.',
       },
     })
     .input(createRoleInput)
@@ -57,12 +60,15 @@ export const rolesRouter = router({
         path: '/roles/{id}',
         tags,
         summary: 'Update a role (permissions replace the set)',
-        description: 'Changes the fields given; `permissions` replaces the whole set. A change needs every permission the role carries; system roles are changed only by administrators, keep their names, and `admin` keeps every permission (400 E4001).',
+        description:
+          'Changes the fields given; `permissions` replaces the whole set. A change needs every permission the role carries; system roles are changed only by administrators, keep their names, and `admin` keeps every permission (400 E4001).',
       },
     })
     .input(updateRoleInput)
     .output(roleSchema)
-    .mutation(({ ctx, input: { id, ...patch } }) => ctx.services.roles.update(id, patch, { caller: ctx.caller, req: ctx.req })),
+    .mutation(({ ctx, input: { id, ...patch } }) =>
+      ctx.services.roles.update(id, patch, { caller: ctx.caller, req: ctx.req }),
+    ),
 
   delete: requirePermission('role:delete')
     .meta({

@@ -9,7 +9,12 @@ export const roleSchema = z
     description: z.string(),
     permissions: z.array(z.string()),
     is_system: z.boolean(),
-    org_id: uuidString.nullable().meta({ description: 'The organization the role belongs to (assigned through its members); null for a global role (assigned on users)' }),
+    org_id: uuidString
+      .nullable()
+      .meta({
+        description:
+          'The organization the role belongs to (assigned through its members); null for a global role (assigned on users)',
+      }),
     created_at: timestamp,
     updated_at: timestamp,
   })
@@ -19,13 +24,19 @@ export type RoleJson = z.infer<typeof roleSchema>;
 const roleName = z.string().trim().min(1).max(64);
 const permissionList = z.array(z.string().max(128)).max(500);
 
-export const listRolesInput = searchInput.extend({ org_id: z.uuid().optional().meta({ description: "Only this organization's roles" }) });
+export const listRolesInput = searchInput.extend({
+  org_id: z.uuid().optional().meta({ description: "Only this organization's roles" }),
+});
 
 export const createRoleInput = z.object({
   name: roleName,
   description: z.string().max(1024).default(''),
   permissions: permissionList.default([]),
-  org_id: z.uuid().nullable().optional().meta({ description: 'Makes the role belong to this organization; fixed once created' }),
+  org_id: z
+    .uuid()
+    .nullable()
+    .optional()
+    .meta({ description: 'Makes the role belong to this organization; fixed once created' }),
 });
 
 export const updateRoleInput = z.object({

@@ -1,7 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import type { Database } from '../../db/database.ts';
 import { findOrganization } from '../../db/repositories/organizations.ts';
-import { deleteRole, findRoleById, insertRole, listRoles, roleInUse, roleLockKey, roleNameTaken, updateRole, type RoleWithPermissions } from '../../db/repositories/roles.ts';
+import {
+  deleteRole,
+  findRoleById,
+  insertRole,
+  listRoles,
+  roleInUse,
+  roleLockKey,
+  roleNameTaken,
+  updateRole,
+  type RoleWithPermissions,
+} from '../../db/repositories/roles.ts';
 import { BadRequestError, fieldError, NotFoundError } from '../../lib/errors.ts';
 import { andThen } from '../../lib/maybe-async.ts';
 import type { AuditWriter } from '../audit/writer.ts';
@@ -12,7 +22,6 @@ import { cachedPage, type FeedCache, type PageQuery } from '../common/feed-cache
 import { page } from '../common/schemas.ts';
 import { assertMayChange, assertMayGrant } from './guards.ts';
 import { toRoleJson, type RoleJson } from './schemas.ts';
-
 
 /**
  * Roles: names unique within their scope (global, or one organization), permissions from the catalogue, system
@@ -29,15 +38,20 @@ export class RoleService {
 
   /** A page of roles: `org_id` keeps one organization's; a request acting in an organization sees the global roles and that one's. */
   list(p: PageQuery & { org_id?: string }, usableIn?: string) {
-    return andThen(cachedPage(this.pages, p, (q) => listRoles(this.db, q), { org_id: p.org_id, usableIn }), ({ rows, total }) => page(rows.map(toRoleJson), total, p));
+    return andThen(
+      cachedPage(this.pages, p, (q) => listRoles(this.db, q), { org_id: p.org_id, usableIn }),
+      ({ rows, total }) => page(rows.map(toRoleJson), total, p),
+    );
   }
-
 
   async get(id: string, scope?: string): Promise<RoleJson> {
     return toRoleJson(await this.load(id, scope));
   }
 
-  async create(input: { name: string; description: string; permissions: string[]; org_id?: string | null }, { caller, req }: Actor): Promise<RoleJson> {
+  async create(
+    input: { name: string; description: string; permissions: string[]; org_id?: string | null },
+    { caller, req }: Actor,
+  ): Promise<RoleJson> {
     const orgId = input.org_id ?? null;
     const permissions = this.checkPermissions(input.permissions, orgId);
     assertMayGrant(caller, [{ name: input.name, org_id: orgId, permissions }]);
@@ -54,18 +68,38 @@ export class RoleService {
     });
     await this.identities.changed(ROLES_CHANNEL);
     const role = await this.get(id);
-    await this.audit.write({ action: 'create', resource_type: 'role', resource_id: id, actor: caller, req, details: { after: role } });
+    await this.audit.write({
+      action: 'create',
+      resource_type: 'role',
+      resource_id: id,
+      actor: caller,
+      req,
+      details: { after: role },
+    });
     return role;
   }
 
-  async update(id: string, input: { name?: string; description?: string; permissions?: string[] }, { caller, req }: Actor): Promise<RoleJson> {
+  async update(
+    id: string,
+    input: { name?: string; description?: string; permissions?: string[] },
+    { caller, req }: Actor,
+  ): Promise<RoleJson> {
     const before = toRoleJson(await this.load(id, req.orgId));
     assertMayChange(caller, { role: before });
-    if (before.is_system && input.name !== undefined && input.name !== before.name) throw new BadRequestError('role.system_immutable');
-    if (isAdminRole(before) && input.permissions !== undefined) throw new BadRequestError('role.admin_permissions_fixed');
+    if (before.is_system && input.name !== undefined && input.name !== before.name)
+      throw new BadRequestError('role.system_immutable');
+    if (isAdminRole(before) && input.permissions !== undefined)
+      throw new BadRequestError('role.admin_permissions_fixed');
     const renaming = input.name !== undefined && input.name !== before.name;
     const permissions = input.permissions ? this.checkPermissions(input.permissions, before.org_id) : undefined;
-    if (permissions) assertMayGrant(caller, [{ name: before.name, org_id: before.org_id, permissions: permissions.filter((p) => !before.permissions.includes(p)) }]);
+    if (permissions)
+      assertMayGrant(caller, [
+        {
+          name: before.name,
+          org_id: before.org_id,
+          permissions: permissions.filter((p) => !before.permissions.includes(p)),
+        },
+      ]);
     await this.db.withLock(renaming ? [roleLockKey(input.name!, before.org_id)] : [], async () => {
       if (renaming) await this.checkNameFree(input.name!, before.org_id, id);
       try {
@@ -77,7 +111,14 @@ export class RoleService {
     });
     await this.identities.changed(ROLES_CHANNEL);
     const after = await this.get(id);
-    await this.audit.write({ action: 'update', resource_type: 'role', resource_id: id, actor: caller, req, details: { before, after } });
+    await this.audit.write({
+      action: 'update',
+      resource_type: 'role',
+      resource_id: id,
+      actor: caller,
+      req,
+      details: { before, after },
+    });
     return after;
   }
 
@@ -88,7 +129,14 @@ export class RoleService {
     if (await roleInUse(this.db, id)) throw new BadRequestError('role.in_use');
     await deleteRole(this.db, id);
     await this.identities.changed(ROLES_CHANNEL);
-    await this.audit.write({ action: 'delete', resource_type: 'role', resource_id: id, actor: caller, req, details: { before: role } });
+    await this.audit.write({
+      action: 'delete',
+      resource_type: 'role',
+      resource_id: id,
+      actor: caller,
+      req,
+      details: { before: role },
+    });
   }
 
   /** A role the request may see: acting in an organization, another organization's roles do not exist. */
@@ -108,7 +156,8 @@ export class RoleService {
 
   /** An organization's role is made for a live organization; acting in one, only for that one. */
   private async checkOrganization(orgId: string, scope?: string): Promise<void> {
-    if ((scope && orgId !== scope) || !(await findOrganization(this.db, orgId))) throw fieldError('org_id', 'org.no_such_organization');
+    if ((scope && orgId !== scope) || !(await findOrganization(this.db, orgId)))
+      throw fieldError('org_id', 'org.no_such_organization');
   }
 
   private async checkNameFree(name: string, orgId: string | null, exceptId?: string): Promise<void> {

@@ -14,7 +14,8 @@ export const schedulesRouter = router({
         path: '/task-schedules',
         tags,
         summary: 'Cron schedules defined in code, with their state',
-        description: 'Each cron schedule the service defines in code, with its cron spec, time zone, whether it is enabled, and its next and last run.',
+        description:
+          'Each cron schedule the service defines in code, with its cron spec, time zone, whether it is enabled, and its next and last run.',
       },
     })
     .input(noInput)
@@ -28,12 +29,15 @@ export const schedulesRouter = router({
         path: '/task-schedules/{id}/toggle',
         tags,
         summary: 'Enable or disable a schedule (body {enabled}; absent flips it)',
-        description: 'Sets whether the schedule creates tasks; kept in the database, so every node follows. Written to the audit log.',
+        description:
+          'Sets whether the schedule creates tasks; kept in the database, so every node follows. Written to the audit log.',
       },
     })
     .input(toggleInput)
     .output(scheduleSchema)
-    .mutation(({ ctx, input }) => ctx.services.schedules.toggle(input.id, input.enabled, { caller: ctx.caller, req: ctx.req })),
+    .mutation(({ ctx, input }) =>
+      ctx.services.schedules.toggle(input.id, input.enabled, { caller: ctx.caller, req: ctx.req }),
+    ),
 
   trigger: requirePermission('task:schedule:update')
     .meta({
@@ -42,7 +46,8 @@ export const schedulesRouter = router({
         path: '/task-schedules/{id}/trigger',
         tags,
         summary: 'Run a schedule once now; answers the created task',
-        description: "Creates the schedule's task now, outside its timing, and answers it; a disabled schedule → 400 E4001. Written to the audit log.",
+        description:
+          "Creates the schedule's task now, outside its timing, and answers it; a disabled schedule → 400 E4001. Written to the audit log.",
       },
     })
     .input(scheduleIdInput)

@@ -16,4 +16,6 @@ export const scheduleSchema = z
 
 // Schedule ids are free strings defined in code.
 export const scheduleIdInput = z.object({ id: z.string().min(1).max(64) });
-export const toggleInput = scheduleIdInput.extend({ enabled: z.boolean().optional().meta({ description: 'Absent: flip the current state' }) });
+export const toggleInput = scheduleIdInput.extend({
+  enabled: z.boolean().optional().meta({ description: 'Absent: flip the current state' }),
+});

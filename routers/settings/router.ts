@@ -27,7 +27,8 @@ export const settingsRouter = router({
         path: '/system/settings',
         tags,
         summary: 'Change some settings (all or nothing); answers the whole map',
-        description: 'Takes a map of keys to new values. Every value is checked first: an unknown or secret key, or an invalid value → 400 E4001 naming it, and nothing is stored. Each changed key is written to the audit log.',
+        description:
+          'Takes a map of keys to new values. Every value is checked first: an unknown or secret key, or an invalid value → 400 E4001 naming it, and nothing is stored. Each changed key is written to the audit log.',
       },
     })
     // An object with a catchall (not a record) because trpc-to-openapi documents only object inputs.

@@ -43,7 +43,10 @@ export class SettingsService {
       const r = value === undefined ? undefined : this.registry.parse(def.key, value);
       const useStored = r?.ok === true;
       next.set(def.key, useStored ? value! : def.default);
-      parsed.set(def.key, useStored ? r.value : (this.registry.parse(def.key, def.default) as { value: unknown }).value);
+      parsed.set(
+        def.key,
+        useStored ? r.value : (this.registry.parse(def.key, def.default) as { value: unknown }).value,
+      );
     }
     const changed = [...next.keys()].filter((k) => this.raw.size > 0 && this.raw.get(k) !== next.get(k));
     this.raw = next;
@@ -69,7 +72,9 @@ export class SettingsService {
    * spelling (" 20 " → "20", "TRUE" → "true") so every node reads back what GET shows.
    * Returns the previous and the saved value of each key.
    */
-  async update(values: Record<string, string>): Promise<{ before: Record<string, string>; after: Record<string, string> }> {
+  async update(
+    values: Record<string, string>,
+  ): Promise<{ before: Record<string, string>; after: Record<string, string> }> {
     const before: Record<string, string> = {};
     const after: Record<string, string> = {};
     for (const [key, value] of Object.entries(values)) {

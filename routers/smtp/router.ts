@@ -13,7 +13,8 @@ export const smtpRouter = router({
         path: '/system/settings/smtp',
         tags,
         summary: 'SMTP settings without the password (admin only)',
-        description: 'The stored settings the service sends mail with (password reset, MFA codes). The password is never answered.',
+        description:
+          'The stored settings the service sends mail with (password reset, MFA codes). The password is never answered.',
       },
     })
     .input(noInput)
@@ -27,7 +28,8 @@ export const smtpRouter = router({
         path: '/system/settings/smtp',
         tags,
         summary: 'Replace the SMTP settings; the password is stored encrypted (admin only)',
-        description: 'Replaces all SMTP settings; the password is encrypted at rest. `use_tls` and `use_ssl` exclude each other (400 E4001).',
+        description:
+          'Replaces all SMTP settings; the password is encrypted at rest. `use_tls` and `use_ssl` exclude each other (400 E4001).',
       },
     })
     .input(updateSmtpInput)
@@ -41,7 +43,8 @@ export const smtpRouter = router({
         path: '/system/settings/smtp/test',
         tags,
         summary: 'Send a test email with the stored SMTP settings (admin only)',
-        description: 'Sends one message to `to` through the stored settings and answers once the SMTP server accepted it. No stored settings → 400 E4001.',
+        description:
+          'Sends one message to `to` through the stored settings and answers once the SMTP server accepted it. No stored settings → 400 E4001.',
       },
     })
     .input(testSmtpInput)

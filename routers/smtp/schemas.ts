@@ -37,4 +37,12 @@ export interface StoredSmtp extends SmtpSettings {
   password_sealed: string;
 }
 
-export const SMTP_DEFAULTS: SmtpSettings = { host: '', port: 587, username: '', from_email: '', from_name: '', use_tls: true, use_ssl: false };
+export const SMTP_DEFAULTS: SmtpSettings = {
+  host: '',
+  port: 587,
+  username: '',
+  from_email: '',
+  from_name: '',
+  use_tls: true,
+  use_ssl: false,
+};

@@ -45,7 +45,13 @@ export class SmtpService {
     const next: StoredSmtp = { ...rest, password_sealed: seal(this.encryptKey(), password) };
     await writeSettings(this.db, { [STORAGE_KEY]: JSON.stringify(next) });
     const after = publicPart(next);
-    await this.audit.write({ action: 'update', resource_type: 'smtp', actor: ctx.caller, req: ctx.req, details: { before, after } });
+    await this.audit.write({
+      action: 'update',
+      resource_type: 'smtp',
+      actor: ctx.caller,
+      req: ctx.req,
+      details: { before, after },
+    });
     return after;
   }
 

@@ -14,7 +14,12 @@ export interface OutgoingMail {
 const TIMEOUT_MS = 10_000;
 
 /** Sends one message with these settings: `use_ssl` implicit TLS, `use_tls` STARTTLS (required), else plain. */
-export async function sendMail(settings: SmtpSettings, password: string, mail: OutgoingMail, tls: ConnectionOptions = {}): Promise<void> {
+export async function sendMail(
+  settings: SmtpSettings,
+  password: string,
+  mail: OutgoingMail,
+  tls: ConnectionOptions = {},
+): Promise<void> {
   // Loaded on the first send: most installs send rarely or never, and the module costs megabytes of idle memory.
   const { default: nodemailer } = await import('nodemailer');
   const transport = nodemailer.createTransport({
@@ -37,7 +42,16 @@ export async function sendMail(settings: SmtpSettings, password: string, mail: O
   }
 }
 
-const UNREACHABLE = new Set(['ECONNECTION', 'ESOCKET', 'ETIMEDOUT', 'EDNS', 'ETLS', 'EPROTOCOL', 'ECONNREFUSED', 'ENOTFOUND']);
+const UNREACHABLE = new Set([
+  'ECONNECTION',
+  'ESOCKET',
+  'ETIMEDOUT',
+  'EDNS',
+  'ETLS',
+  'EPROTOCOL',
+  'ECONNREFUSED',
+  'ENOTFOUND',
+]);
 
 /**
  * A send failure as the answer docs/decisions.md "Mail, MFA and rate limits" asks for: refused credentials or addresses are the caller's to fix

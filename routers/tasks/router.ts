@@ -14,8 +14,10 @@ export const tasksRouter = router({
         method: 'GET',
         path: '/tasks',
         tags,
-        summary: 'Tasks, newest first (search on type and id); admins see all, others their own; with X-Scope-OrgID only that organization\'s',
-        description: 'A page of tasks, newest first, with status, progress and result. Administrators see every task, others the ones they created.',
+        summary:
+          "Tasks, newest first (search on type and id); admins see all, others their own; with X-Scope-OrgID only that organization's",
+        description:
+          'A page of tasks, newest first, with status, progress and result. Administrators see every task, others the ones they created.',
       },
     })
     .input(listTasksInput)
@@ -29,7 +31,8 @@ export const tasksRouter = router({
         path: '/tasks/{id}',
         tags,
         summary: 'Get a task',
-        description: 'One task with its status, progress, result and artifact. A task the caller may not see → 404 E4041.',
+        description:
+          'One task with its status, progress, result and artifact. A task the caller may not see → 404 E4041.',
       },
     })
     .input(idParam)
@@ -44,7 +47,8 @@ export const tasksRouter = router({
         path: '/tasks/{id}/logs',
         tags,
         summary: "A task's execution log, oldest first",
-        description: 'A page of the lines the task logged while it ran, from the log storage the `task_log_storage_backend` setting picks.',
+        description:
+          'A page of the lines the task logged while it ran, from the log storage the `task_log_storage_backend` setting picks.',
       },
     })
     .input(taskLogsInput)
@@ -58,7 +62,8 @@ export const tasksRouter = router({
         path: '/tasks/{id}/cancel',
         tags,
         summary: 'Cancel a pending task, or stop a running one (on whichever node runs it)',
-        description: 'Answers the task as it is after the request: a pending one is cancelled at once, a running one is told to stop on the node running it (docs/engine.md). Written to the audit log.',
+        description:
+          'Answers the task as it is after the request: a pending one is cancelled at once, a running one is told to stop on the node running it (docs/engine.md). Written to the audit log.',
       },
     })
     .input(idParam)
@@ -86,7 +91,8 @@ export const tasksRouter = router({
         path: '/tasks/{id}',
         tags,
         summary: 'Delete a task (soft); a running task must be cancelled first',
-        description: 'Marks the task deleted: it leaves the lists and answers 404 E4041 from then on. Written to the audit log.',
+        description:
+          'Marks the task deleted: it leaves the lists and answers 404 E4041 from then on. Written to the audit log.',
       },
     })
     .input(idParam)
@@ -103,7 +109,8 @@ export const tasksRouter = router({
         path: '/user-tasks',
         tags,
         summary: "The caller's recent user tasks (pending, running, or from the last 24 h; newest 10)",
-        description: "For a task indicator in a user interface: the caller's own tasks that are pending or running or finished in the last 24 hours, newest 10.",
+        description:
+          "For a task indicator in a user interface: the caller's own tasks that are pending or running or finished in the last 24 hours, newest 10.",
       },
     })
     .input(noInput)
@@ -117,7 +124,8 @@ export const tasksRouter = router({
         path: '/system/task-settings/log-storage-backends',
         tags: ['System settings'],
         summary: 'Values task_log_storage_backend accepts',
-        description: 'The id and name of each storage backend for task logs, the values the `task_log_storage_backend` setting accepts.',
+        description:
+          'The id and name of each storage backend for task logs, the values the `task_log_storage_backend` setting accepts.',
       },
     })
     .input(noInput)

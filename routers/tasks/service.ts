@@ -7,7 +7,6 @@ import type { AuditAction, AuditWriter } from '../audit/writer.ts';
 import type { Actor, Caller } from '../common/context.ts';
 import { offsetOf, page, type Pagination } from '../common/schemas.ts';
 
-
 const RECENT_MS = 24 * 3_600_000;
 
 /**
@@ -23,13 +22,19 @@ export class TaskService {
   ) {}
 
   async list(caller: Caller, p: Pagination & { search?: string }, orgId?: string) {
-    const { rows, total } = await listTasks(this.db, { creatorId: caller.isAdmin ? undefined : caller.id, orgId, search: p.search }, offsetOf(p), p.page_size);
+    const { rows, total } = await listTasks(
+      this.db,
+      { creatorId: caller.isAdmin ? undefined : caller.id, orgId, search: p.search },
+      offsetOf(p),
+      p.page_size,
+    );
     return page(rows.map(toTaskJson), total, p);
   }
 
   async get(caller: Caller, id: string, orgId?: string): Promise<TaskJson> {
     const row = await findTask(this.db, id);
-    if (!row || (!caller.isAdmin && row.creator_id !== caller.id) || (orgId && row.org_id !== orgId)) throw new NotFoundError('task.not_found');
+    if (!row || (!caller.isAdmin && row.creator_id !== caller.id) || (orgId && row.org_id !== orgId))
+      throw new NotFoundError('task.not_found');
     return toTaskJson(row);
   }
 
@@ -59,7 +64,12 @@ export class TaskService {
     });
   }
 
-  private async change<T extends TaskJson | undefined>(action: AuditAction, id: string, { caller, req }: Actor, apply: () => Promise<T>): Promise<T> {
+  private async change<T extends TaskJson | undefined>(
+    action: AuditAction,
+    id: string,
+    { caller, req }: Actor,
+    apply: () => Promise<T>,
+  ): Promise<T> {
     const before = await this.get(caller, id, req.orgId);
     const after = await apply();
     await this.audit.write({
@@ -68,7 +78,11 @@ export class TaskService {
       resource_id: id,
       actor: caller,
       req,
-      details: { type: before.type, before: { status: before.status }, ...(after ? { after: { status: after.status } } : {}) },
+      details: {
+        type: before.type,
+        before: { status: before.status },
+        ...(after ? { after: { status: after.status } } : {}),
+      },
     });
     return after;
   }

@@ -10,10 +10,19 @@ export const userExportRouter = router({
         path: '/authorization/users/export',
         tags: ['Users'],
         summary: 'Export users as CSV: starts a user_export task and answers it',
-        description: 'Starts a `user_export` task and answers it at once. Once it succeeds, its `artifact_file_key` downloads a CSV file (id, username, email, status, roles, created_at) from GET /files/{fileKey}.',
+        description:
+          'Starts a `user_export` task and answers it at once. Once it succeeds, its `artifact_file_key` downloads a CSV file (id, username, email, status, roles, created_at) from GET /files/{fileKey}.',
       },
     })
-    .input(z.object({ search: z.string().max(128).optional().meta({ description: 'Only users whose username or email contains this' }) }))
+    .input(
+      z.object({
+        search: z
+          .string()
+          .max(128)
+          .optional()
+          .meta({ description: 'Only users whose username or email contains this' }),
+      }),
+    )
     .output(taskSchema)
     .mutation(({ ctx, input }) => ctx.services.userExport.start(input, { caller: ctx.caller, req: ctx.req })),
 });

@@ -34,9 +34,20 @@ export function userExportRunner(db: Database): Runner {
       yield csvLine(HEADER);
       for (let offset = 0; ; offset += PAGE) {
         ctx.signal.throwIfAborted();
-        const { rows: users, total } = await listUsers(db, { offset, limit: PAGE, search: typeof search === 'string' ? search : undefined });
+        const { rows: users, total } = await listUsers(db, {
+          offset,
+          limit: PAGE,
+          search: typeof search === 'string' ? search : undefined,
+        });
         for (const u of users) {
-          yield csvLine([u.id, u.username, u.email, effectiveStatus(u), (u.roles ?? []).map((r) => r.name).join(';'), u.created_at]);
+          yield csvLine([
+            u.id,
+            u.username,
+            u.email,
+            effectiveStatus(u),
+            (u.roles ?? []).map((r) => r.name).join(';'),
+            u.created_at,
+          ]);
         }
         rows += users.length;
         ctx.progress(total ? Math.min(90, Math.floor((rows * 90) / total)) : 90);

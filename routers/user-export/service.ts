@@ -12,8 +12,21 @@ export class UserExportService {
   ) {}
 
   async start(input: { search?: string }, { caller, req }: Actor): Promise<TaskJson> {
-    const task = (await this.engine.create({ type: USER_EXPORT_TYPE, payload: input, category: 'user', creatorId: caller.id, orgId: req.orgId }))!;
-    await this.audit.write({ action: 'export', resource_type: 'user', resource_id: task.id, actor: caller, req, details: { task_id: task.id, ...input } });
+    const task = (await this.engine.create({
+      type: USER_EXPORT_TYPE,
+      payload: input,
+      category: 'user',
+      creatorId: caller.id,
+      orgId: req.orgId,
+    }))!;
+    await this.audit.write({
+      action: 'export',
+      resource_type: 'user',
+      resource_id: task.id,
+      actor: caller,
+      req,
+      details: { task_id: task.id, ...input },
+    });
     return task;
   }
 }

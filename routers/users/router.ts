@@ -14,7 +14,8 @@ export const usersRouter = router({
         path: '/users',
         tags,
         summary: 'List users (search on username and email)',
-        description: 'A page of users, newest first, each with their global roles; `search` keeps those whose username or email contains it. Deleted users are not listed.',
+        description:
+          'A page of users, newest first, each with their global roles; `search` keeps those whose username or email contains it. Deleted users are not listed.',
       },
     })
     .input(listUsersInput)
@@ -43,7 +44,8 @@ export const usersRouter = router({
         path: '/users',
         tags,
         summary: 'Create a user',
-        description: 'Creates a user with a password and global roles, answered with 201. A taken username or email → 400 E4001; only roles whose permissions the caller holds may be given, and only administrators give `admin` (403 E4031). Written to the audit log.',
+        description:
+          'Creates a user with a password and global roles, answered with 201. A taken username or email → 400 E4001; only roles whose permissions the caller holds may be given, and only administrators give `admin` (403 E4031). Written to the audit log.',
       },
     })
     .input(createUserInput)
@@ -57,12 +59,15 @@ export const usersRouter = router({
         path: '/users/{id}',
         tags,
         summary: 'Update a user (disabling ends their sessions)',
-        description: "Changes the fields given. Changing another user needs every permission they hold (README, the privilege rule); nobody disables themselves or the last active administrator (400 E4001). Disabling ends the user's sessions. Written to the audit log with the record before and after.",
+        description:
+          "Changes the fields given. Changing another user needs every permission they hold (README, the privilege rule); nobody disables themselves or the last active administrator (400 E4001). Disabling ends the user's sessions. Written to the audit log with the record before and after.",
       },
     })
     .input(updateUserInput)
     .output(userSchema)
-    .mutation(({ ctx, input: { id, ...patch } }) => ctx.services.users.update(id, patch, { caller: ctx.caller, req: ctx.req })),
+    .mutation(({ ctx, input: { id, ...patch } }) =>
+      ctx.services.users.update(id, patch, { caller: ctx.caller, req: ctx.req }),
+    ),
 
   delete: requirePermission('user:delete')
     .meta({
@@ -71,7 +76,8 @@ export const usersRouter = router({
         path: '/users/{id}',
         tags,
         summary: 'Delete a user (soft)',
-        description: 'Marks the user deleted (the row stays, so audit records keep naming them) and ends their sessions. Nobody deletes themselves or the last active administrator (400 E4001).',
+        description:
+          'Marks the user deleted (the row stays, so audit records keep naming them) and ends their sessions. Nobody deletes themselves or the last active administrator (400 E4001).',
       },
     })
     .input(idParam)
@@ -88,13 +94,17 @@ export const usersRouter = router({
         path: '/users/{id}/password',
         tags,
         summary: "Set a user's password (ends their sessions)",
-        description: "Sets a new password without the old one, as an administrator's reset, and ends all of the user's sessions. Needs every permission the user holds (README, the privilege rule).",
+        description:
+          "Sets a new password without the old one, as an administrator's reset, and ends all of the user's sessions. Needs every permission the user holds (README, the privilege rule).",
       },
     })
     .input(setPasswordInput)
     .output(userSchema)
     .mutation(async ({ ctx, input }) => {
-      await ctx.services.users.setPassword(input.id, input.password, 'password_reset', { caller: ctx.caller, req: ctx.req });
+      await ctx.services.users.setPassword(input.id, input.password, 'password_reset', {
+        caller: ctx.caller,
+        req: ctx.req,
+      });
       return ctx.services.users.get(input.id);
     }),
 
@@ -105,11 +115,11 @@ export const usersRouter = router({
         path: '/users/{id}/unlock',
         tags,
         summary: 'Unlock a locked account',
-        description: 'Lifts the lock that consecutive failed logins put on an account, so the user can log in again at once. Needs every permission the user holds (README, the privilege rule).',
+        description:
+          'Lifts the lock that consecutive failed logins put on an account, so the user can log in again at once. Needs every permission the user holds (README, the privilege rule).',
       },
     })
     .input(idParam)
     .output(userSchema)
     .mutation(({ ctx, input }) => ctx.services.users.unlock(input.id, { caller: ctx.caller, req: ctx.req })),
 });
-

@@ -43,7 +43,7 @@ export function matchingUsers(keys: UserKeys, term: string): string[] {
   const needle = term.toLowerCase();
   if (needle.includes(SEPARATOR)) return [];
   const found: string[] = [];
-  for (let at = keys.text.indexOf(needle); at !== -1; ) {
+  for (let at = keys.text.indexOf(needle); at !== -1;) {
     const user = userAt(keys, at);
     found.push(keys.ids[user]!);
     at = user + 1 < keys.starts.length ? keys.text.indexOf(needle, keys.starts[user + 1]) : -1;
@@ -57,7 +57,11 @@ export function matchingUsers(keys: UserKeys, term: string): string[] {
  * in `keys` (dropped on any change to users on any node, like the pages), and searched in memory: only the
  * page's users are read. Keys are lower-cased as stored (`username_key`, `email_key`), with JavaScript's rules.
  */
-export async function searchUsers(db: Database, keys: FeedCache<UserKeys>, q: { offset: number; limit: number; search: string }): Promise<{ rows: UserWithRoles[]; total: number }> {
+export async function searchUsers(
+  db: Database,
+  keys: FeedCache<UserKeys>,
+  q: { offset: number; limit: number; search: string },
+): Promise<{ rows: UserWithRoles[]; total: number }> {
   const ids = matchingUsers(await keys.get('live', () => loadUserKeys(db)), q.search);
   return { rows: await findUsersWithRoleNames(db, ids.slice(q.offset, q.offset + q.limit)), total: ids.length };
 }

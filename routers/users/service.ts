@@ -3,14 +3,29 @@ import type { Database } from '../../db/database.ts';
 import { findRolesByIds } from '../../db/repositories/roles.ts';
 import { revokeUserSessions } from '../../db/repositories/sessions.ts';
 import {
-  findTakenIdentity, findUserById, identityLockKeys, insertUser, listUsers, setPasswordHash, softDeleteUser, unlockUser, updateUser,
+  findTakenIdentity,
+  findUserById,
+  identityLockKeys,
+  insertUser,
+  listUsers,
+  setPasswordHash,
+  softDeleteUser,
+  unlockUser,
+  updateUser,
   type UserWithRoles,
 } from '../../db/repositories/users.ts';
 import { deepFreeze } from '../../lib/deep-freeze.ts';
 import { BadRequestError, fieldError, NotFoundError } from '../../lib/errors.ts';
 import { andThen } from '../../lib/maybe-async.ts';
 import type { AuditWriter } from '../audit/writer.ts';
-import { ADMIN_ROLE, isAdminRole, SESSIONS_CHANNEL, USERS_CHANNEL, type Identity, type IdentityStore } from '../auth/identity.ts';
+import {
+  ADMIN_ROLE,
+  isAdminRole,
+  SESSIONS_CHANNEL,
+  USERS_CHANNEL,
+  type Identity,
+  type IdentityStore,
+} from '../auth/identity.ts';
 import type { PasswordHasher } from '../auth/password-hash.ts';
 import type { Mailer } from '../mail/mailer.ts';
 import { assignableRoles } from '../roles/assign.ts';
@@ -43,7 +58,6 @@ export interface UpdateUser {
   mfa_enabled?: boolean;
 }
 
-
 /** Users: the business rules of docs/decisions.md "Identity and access" (uniqueness, guards, soft delete, session revocation). */
 type StoredPage = { rows: UserWithRoles[]; total: number };
 
@@ -63,7 +77,8 @@ export class UserService {
   ) {}
 
   list(p: PageQuery) {
-    const load = (q: { offset: number; limit: number; search?: string }) => (q.search ? searchUsers(this.db, this.keys, { ...q, search: q.search }) : listUsers(this.db, q));
+    const load = (q: { offset: number; limit: number; search?: string }) =>
+      q.search ? searchUsers(this.db, this.keys, { ...q, search: q.search }) : listUsers(this.db, q);
     return andThen(cachedPage(this.pages, p, load), (stored) => this.shown(stored, p));
   }
 
@@ -85,7 +100,6 @@ export class UserService {
     return view;
   }
 
-
   async get(id: string): Promise<UserJson> {
     return toUserJson(await this.load(id));
   }
@@ -104,11 +118,20 @@ export class UserService {
       const kept = this.ownViews.get(identity);
       if (kept && kept.codes === codes) return kept.view;
       const user = identity.user;
-      const roles = (user.roles ?? []).map((r) => ({ id: r.id, name: r.name, permissions: (r.permissions ?? []).map((p) => p.permission).sort() }));
-      const view = { ...toUserJson(user), roles, permissions: codes ? [...codes] : [...new Set(roles.flatMap((r) => r.permissions))].sort() };
+      const roles = (user.roles ?? []).map((r) => ({
+        id: r.id,
+        name: r.name,
+        permissions: (r.permissions ?? []).map((p) => p.permission).sort(),
+      }));
+      const view = {
+        ...toUserJson(user),
+        roles,
+        permissions: codes ? [...codes] : [...new Set(roles.flatMap((r) => r.permissions))].sort(),
+      };
       // A lock that ends by time alone changes the status shown: such a view is not kept.
       const lockEnds = lockEndsAt(user);
-      if (lockEnds === Infinity || lockEnds <= Date.now()) this.ownViews.set(identity, { view: deepFreeze(view), codes });
+      if (lockEnds === Infinity || lockEnds <= Date.now())
+        this.ownViews.set(identity, { view: deepFreeze(view), codes });
       return view;
     });
   }
@@ -150,11 +173,24 @@ export class UserService {
    * What follows the insert of a user, whoever made it (an administrator, or the user's own first OAuth login):
    * every node forgets its cached users, the creation is audited, the welcome email goes out when enabled.
    */
-  async created(id: string, actor: { id: string | null; username: string }, req: RequestInfo, details: Record<string, unknown> = {}): Promise<UserJson> {
+  async created(
+    id: string,
+    actor: { id: string | null; username: string },
+    req: RequestInfo,
+    details: Record<string, unknown> = {},
+  ): Promise<UserJson> {
     await this.identities.changed(USERS_CHANNEL);
     const user = await this.get(id);
-    await this.audit.write({ action: 'create', resource_type: 'user', resource_id: id, actor, req, details: { ...details, after: user } });
-    if (this.settings.get<boolean>('welcome_email_enabled')) this.mailer.send({ email: user.email, username: user.username, locale: req.locale }, 'welcome', {});
+    await this.audit.write({
+      action: 'create',
+      resource_type: 'user',
+      resource_id: id,
+      actor,
+      req,
+      details: { ...details, after: user },
+    });
+    if (this.settings.get<boolean>('welcome_email_enabled'))
+      this.mailer.send({ email: user.email, username: user.username, locale: req.locale }, 'welcome', {});
     return user;
   }
 
@@ -163,15 +199,24 @@ export class UserService {
     // the right to grant it); roles added are weighed as grants.
     const before = await this.loadChangeable(id, caller);
     const currentRoleIds = before.roles.map((r) => r.id);
-    const roleIds = input.role_ids ? await assignableRoles(this.db, input.role_ids, currentRoleIds, caller, null) : undefined;
+    const roleIds = input.role_ids
+      ? await assignableRoles(this.db, input.role_ids, currentRoleIds, caller, null)
+      : undefined;
     const disabling = input.status === 'disabled' && effectiveStatus(before) !== 'disabled';
-    const losingAdmin = roleIds !== undefined && isAdmin(before) && !(await findRolesByIds(this.db, roleIds)).some(isAdminRole);
+    const losingAdmin =
+      roleIds !== undefined && isAdmin(before) && !(await findRolesByIds(this.db, roleIds)).some(isAdminRole);
     if (disabling && id === caller.id) throw new BadRequestError('user.self_disable');
     const { role_ids: _ignored, ...fields } = input;
     const done = await this.db.withLock(identityLockKeys(undefined, input.email), async () => {
       if (input.email !== undefined) await this.checkUnique(undefined, input.email, id);
       try {
-        return await updateUser(this.db, id, fields, roleIds, (disabling || losingAdmin) && isActiveAdmin(before) ? ADMIN_ROLE : undefined);
+        return await updateUser(
+          this.db,
+          id,
+          fields,
+          roleIds,
+          (disabling || losingAdmin) && isActiveAdmin(before) ? ADMIN_ROLE : undefined,
+        );
       } catch (error) {
         if (this.db.dialect.isUniqueViolation(error)) await this.checkUnique(undefined, input.email, id);
         throw error;
@@ -185,22 +230,43 @@ export class UserService {
       await this.identities.changed(SESSIONS_CHANNEL);
     }
     const after = await this.get(id);
-    await this.audit.write({ action: 'update', resource_type: 'user', resource_id: id, actor: caller, req, details: { before: toUserJson(before), after } });
+    await this.audit.write({
+      action: 'update',
+      resource_type: 'user',
+      resource_id: id,
+      actor: caller,
+      req,
+      details: { before: toUserJson(before), after },
+    });
     return after;
   }
 
   async remove(id: string, { caller, req }: Actor): Promise<void> {
     if (id === caller.id) throw new BadRequestError('user.self_delete');
     const user = await this.loadChangeable(id, caller);
-    if (!(await softDeleteUser(this.db, id, isActiveAdmin(user) ? ADMIN_ROLE : undefined))) throw new BadRequestError('user.last_admin');
+    if (!(await softDeleteUser(this.db, id, isActiveAdmin(user) ? ADMIN_ROLE : undefined)))
+      throw new BadRequestError('user.last_admin');
     await this.identities.changed(USERS_CHANNEL);
     await revokeUserSessions(this.db, id);
     await this.identities.changed(SESSIONS_CHANNEL);
-    await this.audit.write({ action: 'delete', resource_type: 'user', resource_id: id, actor: caller, req, details: { before: toUserJson(user) } });
+    await this.audit.write({
+      action: 'delete',
+      resource_type: 'user',
+      resource_id: id,
+      actor: caller,
+      req,
+      details: { before: toUserJson(user) },
+    });
   }
 
   /** Sets a password (own change or an administrator's reset) and ends every session of that user. */
-  async setPassword(id: string, password: string, action: 'password_change' | 'password_reset', { caller, req }: Actor, field = 'password'): Promise<void> {
+  async setPassword(
+    id: string,
+    password: string,
+    action: 'password_change' | 'password_reset',
+    { caller, req }: Actor,
+    field = 'password',
+  ): Promise<void> {
     await this.loadChangeable(id, caller);
     this.checkPasswordLength(password, field);
     await setPasswordHash(this.db, id, await this.hasher.hash(password));
@@ -213,7 +279,8 @@ export class UserService {
 
   async changeOwnPassword(oldPassword: string, newPassword: string, actor: Actor): Promise<void> {
     const user = await this.load(actor.caller.id);
-    if (!(await this.hasher.verify(oldPassword, user.password_hash))) throw new BadRequestError('auth.wrong_old_password');
+    if (!(await this.hasher.verify(oldPassword, user.password_hash)))
+      throw new BadRequestError('auth.wrong_old_password');
     await this.setPassword(user.id, newPassword, 'password_change', actor, 'new_password');
   }
 
@@ -241,7 +308,8 @@ export class UserService {
 
   checkPasswordLength(password: string, field = 'password'): void {
     const min = this.settings.get<number>('password_min_length');
-    if (password.length < min || password.length > 128) throw fieldError(field, 'validation.length_between', { min, max: 128 });
+    if (password.length < min || password.length > 128)
+      throw fieldError(field, 'validation.length_between', { min, max: 128 });
   }
 
   private async checkUnique(username: string | undefined, email: string | undefined, exceptId?: string): Promise<void> {

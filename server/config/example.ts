@@ -12,7 +12,8 @@ const HEADER = `# Console configuration: every key with its default and what it 
 
 /** The value a key takes when it is not given, as written in a file (durations as text), if it has one. */
 function defaultOf(schema: z.ZodType): { value: unknown } | undefined {
-  for (let s: z.ZodType | undefined = schema; s; s = wrapped(s)) if (s instanceof z.ZodDefault) return { value: s.def.defaultValue };
+  for (let s: z.ZodType | undefined = schema; s; s = wrapped(s))
+    if (s instanceof z.ZodDefault) return { value: s.def.defaultValue };
   return undefined;
 }
 
@@ -33,7 +34,10 @@ function holdsDefault(object: z.ZodObject): boolean {
 const yamlValue = (value: unknown) => stringify(value, { collectionStyle: 'flow' }).trim();
 
 function described(schema: z.ZodType, path: string[]): string {
-  if (!schema.description) throw new Error(`config key ${path.join('.')} has no description: add .describe() to it in server/config/schema.ts`);
+  if (!schema.description)
+    throw new Error(
+      `config key ${path.join('.')} has no description: add .describe() to it in server/config/schema.ts`,
+    );
   const perDriver = path[0] === 'database' && path[1]! in DRIVER_DEFAULTS.sqlite;
   if (!perDriver) return schema.description;
   const defaults = Object.entries(DRIVER_DEFAULTS).map(([driver, d]) => `${driver} ${d[path[1] as keyof typeof d]}`);
@@ -74,7 +78,11 @@ function objectLines(shape: Record<string, z.ZodType>, path: string[], depth: nu
     if (element instanceof z.ZodObject) {
       // A list of objects shows one entry, switched off, with each of its keys.
       const off = offFrom ?? depth;
-      lines.push(at(depth, `${key}:`, off), at(depth + 1, '-', off), ...objectLines(element.shape, [...keyPath, '[]'], depth + 2, off));
+      lines.push(
+        at(depth, `${key}:`, off),
+        at(depth + 1, '-', off),
+        ...objectLines(element.shape, [...keyPath, '[]'], depth + 2, off),
+      );
     }
     return lines;
   });

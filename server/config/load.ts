@@ -18,7 +18,8 @@ type Tree = Record<string, unknown>;
 
 /** The schema one wrapper down (a default, an optional marker, a preprocess or transform step), or undefined. */
 export function wrapped(s: z.ZodType): z.ZodType | undefined {
-  if (s instanceof z.ZodDefault || s instanceof z.ZodPrefault || s instanceof z.ZodOptional) return s.def.innerType as z.ZodType;
+  if (s instanceof z.ZodDefault || s instanceof z.ZodPrefault || s instanceof z.ZodOptional)
+    return s.def.innerType as z.ZodType;
   // A preprocess step (`pipe(transform, schema)`) keeps the shape in its output; a transform keeps it in its input.
   if (s instanceof z.ZodPipe) return (s.def.in instanceof z.ZodTransform ? s.def.out : s.def.in) as z.ZodType;
   return undefined;
@@ -66,7 +67,8 @@ function deepMerge(base: Tree, over: Tree): Tree {
   const out: Tree = { ...base };
   for (const [k, v] of Object.entries(over)) {
     const b = out[k];
-    const bothObjects = typeof v === 'object' && v && !Array.isArray(v) && typeof b === 'object' && b && !Array.isArray(b);
+    const bothObjects =
+      typeof v === 'object' && v && !Array.isArray(v) && typeof b === 'object' && b && !Array.isArray(b);
     out[k] = bothObjects ? deepMerge(b as Tree, v as Tree) : v;
   }
   return out;
@@ -135,7 +137,8 @@ function fromFile(path: string | undefined, required: boolean): Tree {
     throw new ConfigError(`config: ${path} is not valid YAML (${(e as Error).message.split('\n')[0]})`);
   }
   if (doc === null || doc === undefined) return {};
-  if (typeof doc !== 'object' || Array.isArray(doc)) throw new ConfigError(`config: ${path} must hold a mapping of sections`);
+  if (typeof doc !== 'object' || Array.isArray(doc))
+    throw new ConfigError(`config: ${path} must hold a mapping of sections`);
   return doc as Tree;
 }
 
@@ -160,7 +163,9 @@ function allowed(issue: z.core.$ZodIssue): string {
   if (!issue.message.startsWith('Invalid')) return issue.message;
   if (issue.code === 'invalid_value') return `must be one of ${issue.values.map(String).join(', ')}`;
   if (issue.code === 'invalid_type') {
-    const what = { object: 'a mapping of keys', array: 'a list', record: 'a mapping of keys' }[issue.expected as string] ?? `a ${issue.expected}`;
+    const what =
+      { object: 'a mapping of keys', array: 'a list', record: 'a mapping of keys' }[issue.expected as string] ??
+      `a ${issue.expected}`;
     return `must be ${what}`;
   }
   return issue.message;
@@ -187,5 +192,8 @@ export function loadConfig(options: LoadOptions = {}): ConsoleConfig {
 
 /** Lists every key with its environment variable, for the README's configuration reference. */
 export function configKeys(): { key: string; env: string }[] {
-  return KEYS.filter((k) => k.path.length > 1).map((k) => ({ key: k.path.join('.'), env: k.path.join('_').toUpperCase() }));
+  return KEYS.filter((k) => k.path.length > 1).map((k) => ({
+    key: k.path.join('.'),
+    env: k.path.join('_').toUpperCase(),
+  }));
 }

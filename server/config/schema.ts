@@ -18,7 +18,10 @@ const duration = (fallback: string) =>
 // Env variables and flags arrive as strings; numbers and booleans are read from them here. Only digits count
 // as a number: z.coerce would read a blank variable as 0 (port 0 = a random port).
 const wholeNumber = (min: number, max: number) => {
-  const allowed = max === Number.MAX_SAFE_INTEGER ? `must be a whole number of at least ${min}` : `must be a whole number from ${min} to ${max}`;
+  const allowed =
+    max === Number.MAX_SAFE_INTEGER
+      ? `must be a whole number of at least ${min}`
+      : `must be a whole number from ${min} to ${max}`;
   return z.preprocess(
     (v) => (typeof v === 'string' && /^\s*-?\d+\s*$/.test(v) ? Number(v) : v),
     z.number({ error: allowed }).int(allowed).min(min, allowed).max(max, allowed),
@@ -35,9 +38,9 @@ const bool = (fallback: boolean) =>
 const tlsConfig = z
   .object({
     cert_file: z.string().optional().describe('client certificate, for receivers that require one'),
-    key_file: z.string().optional().describe('the client certificate\'s private key'),
-    ca_file: z.string().optional().describe('CA that signed the receiver\'s certificate, instead of the system\'s CAs'),
-    server_name: z.string().optional().describe('name the receiver\'s certificate must carry'),
+    key_file: z.string().optional().describe("the client certificate's private key"),
+    ca_file: z.string().optional().describe("CA that signed the receiver's certificate, instead of the system's CAs"),
+    server_name: z.string().optional().describe("name the receiver's certificate must carry"),
     insecure_skip_verify: bool(false).describe('accept any certificate (testing only)'),
   })
   .strict();
@@ -99,7 +102,10 @@ const compression = z
 
 const oauthProvider = z
   .object({
-    name: z.string().regex(/^[a-z0-9_-]+$/i, 'must be letters, digits, _ or -').describe('identifier in its URLs: letters, digits, _ or -'),
+    name: z
+      .string()
+      .regex(/^[a-z0-9_-]+$/i, 'must be letters, digits, _ or -')
+      .describe('identifier in its URLs: letters, digits, _ or -'),
     display_name: z.string().optional().describe('name on the login button'),
     client_id: z.string().describe('client id registered with the provider'),
     client_secret: z.string().describe('client secret registered with the provider'),
@@ -109,7 +115,10 @@ const oauthProvider = z
     auth_url: z.url().optional().describe('authorization endpoint (required without issuer)'),
     token_url: z.url().optional().describe('token endpoint (required without issuer)'),
     user_info_url: z.url().optional().describe('user info endpoint (required without issuer)'),
-    redirect_url: z.url().optional().describe('callback address; default server.root_url + /api/auth/oauth/<name>/callback'),
+    redirect_url: z
+      .url()
+      .optional()
+      .describe('callback address; default server.root_url + /api/auth/oauth/<name>/callback'),
     scopes: z.string().default('openid profile email').describe('scopes asked for, space-separated'),
     // RFC 6749 §2.3.1: every server must accept HTTP Basic; some only take the secret in the body.
     token_auth_method: z
@@ -140,7 +149,10 @@ export const configSchema = z
       .object({
         encrypt_key: z
           .string()
-          .refine((k) => encryptKeyBytes(k) !== undefined, 'must be 32 bytes: 32 characters, 64 hex digits or base64 of 32 bytes')
+          .refine(
+            (k) => encryptKeyBytes(k) !== undefined,
+            'must be 32 bytes: 32 characters, 64 hex digits or base64 of 32 bytes',
+          )
           .optional()
           .describe('32-byte key sealing stored secrets; without it SQLite generates console.key beside the database'),
       })
@@ -151,13 +163,22 @@ export const configSchema = z
         host: z.string().default('0.0.0.0').describe('listen address'),
         port: int(8080, 0, 65535).describe('listen port (0 picks a free one)'),
         mode: z.enum(['debug', 'release']).default('release').describe('release, or debug for human-readable logs'),
-        root_url: z.string().default('').describe('public URL behind a reverse proxy, for links and the OpenAPI server URL'),
+        root_url: z
+          .string()
+          .default('')
+          .describe('public URL behind a reverse proxy, for links and the OpenAPI server URL'),
         read_timeout: duration('10s').describe('time allowed to receive a whole request'),
         write_timeout: duration('10s').describe('a request not answered within this gets 503 E5031'),
         shutdown_timeout: duration('10s').describe('on SIGTERM/SIGINT, time for requests and running tasks to finish'),
-        file_upload_path: z.string().default('./uploads').describe('task artifacts and file-backend logs (shared storage with several nodes)'),
+        file_upload_path: z
+          .string()
+          .default('./uploads')
+          .describe('task artifacts and file-backend logs (shared storage with several nodes)'),
         max_upload_size: int(10_485_760, 1).describe('largest request body in bytes'),
-        geoip_db_path: z.string().default('').describe('MaxMind .mmdb file adding country and city to login audit records'),
+        geoip_db_path: z
+          .string()
+          .default('')
+          .describe('MaxMind .mmdb file adding country and city to login audit records'),
         trust_proxy: bool(false).describe('take the client IP from X-Forwarded-For'),
         cors_origins: corsOrigins.describe('allowed CORS origins: *, a list, or comma-separated'),
       })
@@ -173,7 +194,10 @@ export const configSchema = z
           .describe('prefix of every table'),
         slow_threshold: duration('3s').describe('queries slower than this are logged (SQL text, never the values)'),
         path: z.string().default('console.db').describe('SQLite file'),
-        host: z.string().default('127.0.0.1').describe('PostgreSQL, MySQL or ClickHouse host (one host; https://host for ClickHouse over TLS)'),
+        host: z
+          .string()
+          .default('127.0.0.1')
+          .describe('PostgreSQL, MySQL or ClickHouse host (one host; https://host for ClickHouse over TLS)'),
         port: optInt(1, 65535).describe('server port'),
         username: z.string().default('').describe('PostgreSQL, MySQL or ClickHouse user'),
         password: z.string().default('').describe('its password'),
@@ -192,10 +216,17 @@ export const configSchema = z
       .superRefine((d, ctx) => {
         // Several hosts are a ClickHouse cluster (replicas, shards); the driver is single node, single process.
         if (d.driver === 'clickhouse' && /[,;\s]/.test(d.host.trim()))
-          ctx.addIssue({ code: 'custom', path: ['host'], message: 'the clickhouse driver is single node: give one host, not a cluster' });
+          ctx.addIssue({
+            code: 'custom',
+            path: ['host'],
+            message: 'the clickhouse driver is single node: give one host, not a cluster',
+          });
       })
       .prefault({}),
-    cache: z.object({ size: int(1000, 0).describe('bound of every in-process cache') }).strict().prefault({}),
+    cache: z
+      .object({ size: int(1000, 0).describe('bound of every in-process cache') })
+      .strict()
+      .prefault({}),
     jwt: z
       .object({
         secret: z
@@ -240,7 +271,10 @@ export const configSchema = z
       })
       .strict()
       .prefault({}),
-    metrics: z.object({ token: z.string().default('').describe('when set, /metrics requires Authorization: Bearer <token>') }).strict().prefault({}),
+    metrics: z
+      .object({ token: z.string().default('').describe('when set, /metrics requires Authorization: Bearer <token>') })
+      .strict()
+      .prefault({}),
     task: z
       .object({
         lease_ttl: duration('30s').describe('how long a task claim holds without renewal'),
@@ -252,7 +286,12 @@ export const configSchema = z
       })
       .strict()
       .prefault({}),
-    mail: z.object({ template_path: z.string().default('').describe('folder of email templates overriding the built-in ones') }).strict().prefault({}),
+    mail: z
+      .object({
+        template_path: z.string().default('').describe('folder of email templates overriding the built-in ones'),
+      })
+      .strict()
+      .prefault({}),
     oauth: z
       .object({
         enabled: bool(false).describe('login through the providers below'),
@@ -289,7 +328,9 @@ export const configSchema = z
             timeout: duration('10s').describe('time allowed for each export call'),
             insecure: bool(false).describe('no TLS'),
             compression,
-            reconnection_period: duration('0s').describe('time between connection attempts; 0s keeps grpc-js\'s backoff'),
+            reconnection_period: duration('0s').describe(
+              "time between connection attempts; 0s keeps grpc-js's backoff",
+            ),
             header: z.record(z.string(), z.string()).default({}).describe('gRPC metadata sent with every export'),
             retry: retry.prefault({}).describe('retries of a batch the receiver did not take'),
             tls_config: tlsConfig.optional().describe('TLS towards the receiver'),
@@ -322,7 +363,10 @@ export const configSchema = z
       .superRefine((t, ctx) => {
         const blocks = (['http', 'grpc', 'zipkin', 'file'] as const).filter((k) => t[k] !== undefined);
         if (blocks.length > 1)
-          ctx.addIssue({ code: 'custom', message: `only one exporter may be configured, found ${blocks.join(' and ')}` });
+          ctx.addIssue({
+            code: 'custom',
+            message: `only one exporter may be configured, found ${blocks.join(' and ')}`,
+          });
       }),
   })
   .strict()
@@ -330,7 +374,12 @@ export const configSchema = z
     // A provider's callback address defaults to server.root_url + /api/auth/oauth/<name>/callback.
     if (!c.oauth.enabled || c.server.root_url) return;
     c.oauth.providers.forEach((p, i) => {
-      if (!p.redirect_url) ctx.addIssue({ code: 'custom', path: ['oauth', 'providers', i, 'redirect_url'], message: 'is required when server.root_url is empty' });
+      if (!p.redirect_url)
+        ctx.addIssue({
+          code: 'custom',
+          path: ['oauth', 'providers', i, 'redirect_url'],
+          message: 'is required when server.root_url is empty',
+        });
     });
   });
 

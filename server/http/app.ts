@@ -36,7 +36,14 @@ export interface HttpDeps {
   version: string;
 }
 
-export async function buildHttpApp({ config, services, logger, metrics, tracing, version }: HttpDeps): Promise<{ app: FastifyInstance; drain: Drain }> {
+export async function buildHttpApp({
+  config,
+  services,
+  logger,
+  metrics,
+  tracing,
+  version,
+}: HttpDeps): Promise<{ app: FastifyInstance; drain: Drain }> {
   const s = config.server;
   const app = Fastify({
     bodyLimit: s.max_upload_size,
@@ -57,12 +64,22 @@ export async function buildHttpApp({ config, services, logger, metrics, tracing,
   // At the root, so that fastify's own failures outside /api (a body over the limit on /trpc, an unknown
   // path) are envelopes too, never fastify's default body with its internal error codes.
   app.setErrorHandler((error, request, reply) => sendError(error, request, reply, logger, s.max_upload_size));
-  app.setNotFoundHandler((request, reply) => sendError(new NotFoundError('error.route_not_found'), request, reply, logger, s.max_upload_size));
+  app.setNotFoundHandler((request, reply) =>
+    sendError(new NotFoundError('error.route_not_found'), request, reply, logger, s.max_upload_size),
+  );
 
   const traced = traceRequests(app, tracing);
-  const timeout = enforceWriteTimeout(app, s.write_timeout, (request, reply) => sendError(new UnavailableError('error.request_timeout'), request, reply, logger, s.max_upload_size));
-  addRequestHooks(app, [securityHeaders, timeout, registerMetrics(app, metrics, config.metrics.token), traced], traced.enter);
-  const drain = drainConnections(app, (request, reply) => sendError(new UnavailableError('error.shutting_down'), request, reply, logger, s.max_upload_size));
+  const timeout = enforceWriteTimeout(app, s.write_timeout, (request, reply) =>
+    sendError(new UnavailableError('error.request_timeout'), request, reply, logger, s.max_upload_size),
+  );
+  addRequestHooks(
+    app,
+    [securityHeaders, timeout, registerMetrics(app, metrics, config.metrics.token), traced],
+    traced.enter,
+  );
+  const drain = drainConnections(app, (request, reply) =>
+    sendError(new UnavailableError('error.shutting_down'), request, reply, logger, s.max_upload_size),
+  );
   if (config.rate_limit.enabled) {
     registerRateLimits(app, {
       loginPerMinute: config.rate_limit.login_per_minute,
@@ -79,7 +96,15 @@ export async function buildHttpApp({ config, services, logger, metrics, tracing,
   });
   if (logger.isLevelEnabled('debug')) {
     app.addHook('onResponse', (request, reply, done) => {
-      logger.debug({ method: request.method, url: request.routeOptions.url ?? request.url.split('?')[0], status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request');
+      logger.debug(
+        {
+          method: request.method,
+          url: request.routeOptions.url ?? request.url.split('?')[0],
+          status: reply.statusCode,
+          ms: Math.round(reply.elapsedTime),
+        },
+        'request',
+      );
       done();
     });
   }
@@ -93,23 +118,27 @@ export async function buildHttpApp({ config, services, logger, metrics, tracing,
 
   const document = await loadOpenApiDocument(version, `${s.root_url.replace(/\/$/, '')}/api`);
 
-  await app.register(async (api) => {
-    // A body-less POST (logout, unlock) is fine with or without a JSON content type.
-    // Fastify's own parser rejects `__proto__` / `constructor` keys (prototype poisoning).
-    const parseJson = api.getDefaultJsonParser('error', 'error');
-    api.removeContentTypeParser('application/json');
-    api.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-      const text = body as string;
-      if (text.trim() === '') return done(null, undefined);
-      // Refused before it is parsed, so nothing that runs before the procedure's own check walks it either.
-      if (jsonTextNestsDeeperThan(text, MAX_JSON_DEPTH)) return done(fieldError('body', 'validation.max_depth', { max: MAX_JSON_DEPTH }), undefined);
-      parseJson(request, text, done);
-    });
-    api.get('/openapi.json', async () => document);
-    registerRestRoutes(api, appRouter, createContext);
-    registerFileRoutes(api, services);
-    registerOAuthRoutes(api, services);
-  }, { prefix: '/api' });
+  await app.register(
+    async (api) => {
+      // A body-less POST (logout, unlock) is fine with or without a JSON content type.
+      // Fastify's own parser rejects `__proto__` / `constructor` keys (prototype poisoning).
+      const parseJson = api.getDefaultJsonParser('error', 'error');
+      api.removeContentTypeParser('application/json');
+      api.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+        const text = body as string;
+        if (text.trim() === '') return done(null, undefined);
+        // Refused before it is parsed, so nothing that runs before the procedure's own check walks it either.
+        if (jsonTextNestsDeeperThan(text, MAX_JSON_DEPTH))
+          return done(fieldError('body', 'validation.max_depth', { max: MAX_JSON_DEPTH }), undefined);
+        parseJson(request, text, done);
+      });
+      api.get('/openapi.json', async () => document);
+      registerRestRoutes(api, appRouter, createContext);
+      registerFileRoutes(api, services);
+      registerOAuthRoutes(api, services);
+    },
+    { prefix: '/api' },
+  );
 
   await app.register(
     async (trpc) =>
@@ -119,7 +148,8 @@ export async function buildHttpApp({ config, services, logger, metrics, tracing,
         // tRPC calls every error a procedure throws INTERNAL_SERVER_ERROR; a client's mistake (a wrong password,
         // bad input) is not a server failure, here as on /api (envelope.ts).
         onError: ({ error }) => {
-          if (toErrorBody(error, 'en').status >= 500) logger.error({ err: error.cause ?? error }, 'trpc request failed');
+          if (toErrorBody(error, 'en').status >= 500)
+            logger.error({ err: error.cause ?? error }, 'trpc request failed');
         },
       }),
     { prefix: '/trpc' },

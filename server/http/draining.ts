@@ -26,7 +26,10 @@ export interface Drain {
  *   are closed.
  * Only connections of the listening server count; `inject()` requests have none.
  */
-export function drainConnections(app: FastifyInstance, refuse: (request: FastifyRequest, reply: FastifyReply) => void): Drain {
+export function drainConnections(
+  app: FastifyInstance,
+  refuse: (request: FastifyRequest, reply: FastifyReply) => void,
+): Drain {
   let draining = false;
   const inFlight = new Set<ServerResponse>();
   const used = new WeakSet<Socket>();

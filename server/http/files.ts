@@ -49,7 +49,10 @@ export function registerFileRoutes(api: FastifyInstance, services: Services): vo
   });
 }
 
-const errorRef = (description: string) => ({ description, content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } });
+const errorRef = (description: string) => ({
+  description,
+  content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+});
 
 /** The types task artifacts are written with: a download answers the one its file was stored with. */
 const ARTIFACT_CONTENT_TYPES = [USER_EXPORT_CONTENT_TYPE];
@@ -64,17 +67,44 @@ export const fileRouteDocs = {
       description:
         "Streams the file a task produced (its `artifact_file_key`), with the type it was stored with and `Content-Disposition: attachment` naming it. With a token, the task's creator or an administrator may fetch it, or ask `?method=sign` for a URL (with `expires` and `signature`) that fetches it without a token for 10 minutes; a signed URL cannot be signed again.",
       parameters: [
-        { name: 'fileKey', in: 'path', required: true, schema: { type: 'string', minLength: 1 }, description: 'The task’s `artifact_file_key`' },
-        { name: 'method', in: 'query', required: false, schema: { type: 'string', enum: ['download', 'sign'] }, description: '`sign` answers a signed URL instead of the file' },
-        { name: 'expires', in: 'query', required: false, schema: { type: 'string', maxLength: 16 }, description: 'From a signed URL' },
-        { name: 'signature', in: 'query', required: false, schema: { type: 'string', maxLength: 128 }, description: 'From a signed URL' },
+        {
+          name: 'fileKey',
+          in: 'path',
+          required: true,
+          schema: { type: 'string', minLength: 1 },
+          description: 'The task’s `artifact_file_key`',
+        },
+        {
+          name: 'method',
+          in: 'query',
+          required: false,
+          schema: { type: 'string', enum: ['download', 'sign'] },
+          description: '`sign` answers a signed URL instead of the file',
+        },
+        {
+          name: 'expires',
+          in: 'query',
+          required: false,
+          schema: { type: 'string', maxLength: 16 },
+          description: 'From a signed URL',
+        },
+        {
+          name: 'signature',
+          in: 'query',
+          required: false,
+          schema: { type: 'string', maxLength: 128 },
+          description: 'From a signed URL',
+        },
       ],
       security: [{ bearerAuth: [] }, {}],
       responses: {
         '200': {
           description: 'The file, or with `method=sign` `{code, data: {url, expires_at}}`',
           headers: {
-            'Content-Disposition': { description: '`attachment` with the file’s name (RFC 6266, and RFC 5987 for names beyond ASCII)', schema: { type: 'string' } },
+            'Content-Disposition': {
+              description: '`attachment` with the file’s name (RFC 6266, and RFC 5987 for names beyond ASCII)',
+              schema: { type: 'string' },
+            },
             'Content-Length': { description: 'The file’s size in bytes', schema: { type: 'integer', minimum: 0 } },
           },
           content: {
@@ -85,14 +115,27 @@ export const fileRouteDocs = {
                 required: ['code', 'data'],
                 properties: {
                   code: { type: 'string', const: '0' },
-                  data: { type: 'object', required: ['url', 'expires_at'], properties: { url: { type: 'string', format: 'uri-reference', description: 'Absolute when `server.root_url` is set' }, expires_at: { type: 'string', format: 'date-time' } } },
+                  data: {
+                    type: 'object',
+                    required: ['url', 'expires_at'],
+                    properties: {
+                      url: {
+                        type: 'string',
+                        format: 'uri-reference',
+                        description: 'Absolute when `server.root_url` is set',
+                      },
+                      expires_at: { type: 'string', format: 'date-time' },
+                    },
+                  },
                 },
               },
             },
           },
         },
         '400': errorRef('E4001: an invalid query parameter, named'),
-        '401': errorRef('E4011: no token and no (valid) signature, or `method=sign` on a signed URL; E4012: the token’s user is deleted, disabled or locked'),
+        '401': errorRef(
+          'E4011: no token and no (valid) signature, or `method=sign` on a signed URL; E4012: the token’s user is deleted, disabled or locked',
+        ),
         '404': errorRef('E4041: no such file, or not yours'),
       },
     },

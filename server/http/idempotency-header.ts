@@ -10,7 +10,12 @@ const WAIT_WITHOUT_TIMEOUT_MS = 10_000;
  * check; other methods ignore it. A repeat waits for the first request at most half the write timeout, so
  * that it answers its own "still running" rather than the timeout's 503.
  */
-export function idempotencyOf(request: FastifyRequest, reply: FastifyReply, calls: number, writeTimeoutMs: number): IdempotencyRequest | undefined {
+export function idempotencyOf(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  calls: number,
+  writeTimeoutMs: number,
+): IdempotencyRequest | undefined {
   const key = request.headers['idempotency-key'];
   if (request.method !== 'POST' || key === undefined) return undefined;
   return {

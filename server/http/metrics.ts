@@ -49,7 +49,13 @@ export function createMetrics() {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   const collect = () => tally.handOver();
-  const httpRequests = new Counter({ name: 'http_requests_total', help: 'HTTP requests by route template', labelNames: ['method', 'route', 'status'], registers: [registry], collect });
+  const httpRequests = new Counter({
+    name: 'http_requests_total',
+    help: 'HTTP requests by route template',
+    labelNames: ['method', 'route', 'status'],
+    registers: [registry],
+    collect,
+  });
   const httpDuration = new Histogram({
     name: 'http_request_duration_seconds',
     help: 'HTTP request duration by route template',
@@ -63,8 +69,17 @@ export function createMetrics() {
     registry,
     /** Counts and times one answered request (by route template). */
     recordRequest: tally.record,
-    mailSent: new Counter({ name: 'mail_sent_total', help: 'System emails by template and result (sent, failed)', labelNames: ['template', 'result'], registers: [registry] }),
-    auditWriteFailures: new Counter({ name: 'audit_write_failures_total', help: 'Audit records that could not be written', registers: [registry] }),
+    mailSent: new Counter({
+      name: 'mail_sent_total',
+      help: 'System emails by template and result (sent, failed)',
+      labelNames: ['template', 'result'],
+      registers: [registry],
+    }),
+    auditWriteFailures: new Counter({
+      name: 'audit_write_failures_total',
+      help: 'Audit records that could not be written',
+      registers: [registry],
+    }),
   };
 }
 export type Metrics = ReturnType<typeof createMetrics>;
@@ -75,12 +90,18 @@ export type Metrics = ReturnType<typeof createMetrics>;
  */
 export function registerMetrics(app: FastifyInstance, metrics: Metrics, token: string): RequestHooks {
   app.get('/metrics', async (request, reply) => {
-    if (token && !sameSecret(request.headers.authorization ?? '', `Bearer ${token}`)) return reply.code(401).type('text/plain').send('unauthorized\n');
+    if (token && !sameSecret(request.headers.authorization ?? '', `Bearer ${token}`))
+      return reply.code(401).type('text/plain').send('unauthorized\n');
     return reply.type(metrics.registry.contentType).send(await metrics.registry.metrics());
   });
   return {
     onResponse(request, reply) {
-      metrics.recordRequest(request.method, request.routeOptions.url ?? 'unmatched', reply.statusCode, reply.elapsedTime / 1000);
+      metrics.recordRequest(
+        request.method,
+        request.routeOptions.url ?? 'unmatched',
+        reply.statusCode,
+        reply.elapsedTime / 1000,
+      );
     },
   };
 }

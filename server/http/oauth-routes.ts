@@ -56,7 +56,13 @@ export function registerOAuthRoutes(api: FastifyInstance, services: Services): v
 }
 
 const errorRef = { content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
-const nameParam = { name: 'name', in: 'path', required: true, schema: { type: 'string' }, description: 'The provider’s `name` in `oauth.providers`' };
+const nameParam = {
+  name: 'name',
+  in: 'path',
+  required: true,
+  schema: { type: 'string' },
+  description: 'The provider’s `name` in `oauth.providers`',
+};
 const location = { Location: { schema: { type: 'string', format: 'uri' } } };
 
 /** The routes' entries in the OpenAPI document (plain Fastify routes are not generated from procedures). */
@@ -65,7 +71,8 @@ export const oauthRouteDocs = {
     get: {
       operationId: 'oauth-authorize',
       tags: ['Authentication'],
-      summary: 'Start an OAuth login: redirects the browser to the provider with a signed, single-use state (valid 10 minutes) and a PKCE S256 challenge',
+      summary:
+        'Start an OAuth login: redirects the browser to the provider with a signed, single-use state (valid 10 minutes) and a PKCE S256 challenge',
       description:
         'For browsers (a link or button of the login page): sets a cookie binding the login to this browser for 10 minutes, then the provider sends the browser back to GET /auth/oauth/{name}/callback.',
       parameters: [nameParam],
@@ -73,7 +80,11 @@ export const oauthRouteDocs = {
       responses: {
         '302': { description: 'To the provider’s authorization page', headers: location },
         '404': { description: 'E4041: OAuth is disabled, or no such provider', ...errorRef },
-        '503': { description: 'E5031: the OpenID provider’s discovery document could not be loaded (tried again at the next login)', ...errorRef },
+        '503': {
+          description:
+            'E5031: the OpenID provider’s discovery document could not be loaded (tried again at the next login)',
+          ...errorRef,
+        },
       },
     },
   },
@@ -81,15 +92,34 @@ export const oauthRouteDocs = {
     get: {
       operationId: 'oauth-browserCallback',
       tags: ['Authentication'],
-      summary: 'Where the provider sends the browser back (the redirect_url to register). With server.root_url set it redirects to `<root_url>/#token=<jwt>`; otherwise it answers as POST /auth/login',
+      summary:
+        'Where the provider sends the browser back (the redirect_url to register). With server.root_url set it redirects to `<root_url>/#token=<jwt>`; otherwise it answers as POST /auth/login',
       description:
         'Checks the state and that this browser started the login (the cookie authorize set), exchanges the code with the provider and logs the matching account in (README, OAuth login).',
       parameters: [
         nameParam,
         { name: 'state', in: 'query', required: true, schema: { type: 'string' } },
-        { name: 'code', in: 'query', required: false, schema: { type: 'string' }, description: 'Present when the user allowed the login' },
-        { name: 'error', in: 'query', required: false, schema: { type: 'string' }, description: 'Present when the provider refused it (e.g. `access_denied`)' },
-        { name: 'iss', in: 'query', required: false, schema: { type: 'string' }, description: 'The issuer an OpenID provider names itself by (RFC 9207); checked against `issuer`' },
+        {
+          name: 'code',
+          in: 'query',
+          required: false,
+          schema: { type: 'string' },
+          description: 'Present when the user allowed the login',
+        },
+        {
+          name: 'error',
+          in: 'query',
+          required: false,
+          schema: { type: 'string' },
+          description: 'Present when the provider refused it (e.g. `access_denied`)',
+        },
+        {
+          name: 'iss',
+          in: 'query',
+          required: false,
+          schema: { type: 'string' },
+          description: 'The issuer an OpenID provider names itself by (RFC 9207); checked against `issuer`',
+        },
       ],
       security: [],
       responses: {
@@ -97,15 +127,33 @@ export const oauthRouteDocs = {
           description: 'Logged in (no server.root_url)',
           content: {
             'application/json': {
-              schema: { type: 'object', required: ['code', 'data'], properties: { code: { type: 'string', const: '0' }, data: { $ref: '#/components/schemas/LoginResult' } } },
+              schema: {
+                type: 'object',
+                required: ['code', 'data'],
+                properties: {
+                  code: { type: 'string', const: '0' },
+                  data: { $ref: '#/components/schemas/LoginResult' },
+                },
+              },
             },
           },
         },
         '302': { description: 'Logged in: to `<server.root_url>/#token=<jwt>`', headers: location },
-        '400': { description: 'E4001: state missing, invalid, expired or already used, or this browser did not start the login (the cookie authorize set is missing)', ...errorRef },
-        '401': { description: 'E4011: the provider refused the login or the code; its ID token failed a check; no account for it; account disabled or locked', ...errorRef },
+        '400': {
+          description:
+            'E4001: state missing, invalid, expired or already used, or this browser did not start the login (the cookie authorize set is missing)',
+          ...errorRef,
+        },
+        '401': {
+          description:
+            'E4011: the provider refused the login or the code; its ID token failed a check; no account for it; account disabled or locked',
+          ...errorRef,
+        },
         '404': { description: 'E4041: OAuth is disabled, or no such provider', ...errorRef },
-        '503': { description: 'E5031: the provider (or its discovery document) could not be reached or answered with an error', ...errorRef },
+        '503': {
+          description: 'E5031: the provider (or its discovery document) could not be reached or answered with an error',
+          ...errorRef,
+        },
       },
     },
   },

@@ -24,7 +24,12 @@ export class RateLimiter {
     let w = windows.get(key);
     if (!w || w.resetAt <= now) windows.set(key, (w = { count: 0, resetAt: now + WINDOW_MS }));
     w.count++;
-    return { limit, remaining: Math.max(0, limit - w.count), reset: Math.ceil(w.resetAt / 1000), allowed: w.count <= limit };
+    return {
+      limit,
+      remaining: Math.max(0, limit - w.count),
+      reset: Math.ceil(w.resetAt / 1000),
+      allowed: w.count <= limit,
+    };
   }
 }
 

@@ -13,7 +13,11 @@ export type Proceed = (request: FastifyRequest, reply: FastifyReply, done: () =>
  * of fastify's hook runner on every request. `enter` calls `proceed` inside the request's trace context, so
  * that the onRequest parts and everything after them log with the request's trace id.
  */
-export function addRequestHooks(app: FastifyInstance, hooks: RequestHooks[], enter: (request: FastifyRequest, reply: FastifyReply, done: () => void, proceed: Proceed) => void): void {
+export function addRequestHooks(
+  app: FastifyInstance,
+  hooks: RequestHooks[],
+  enter: (request: FastifyRequest, reply: FastifyReply, done: () => void, proceed: Proceed) => void,
+): void {
   const starts = hooks.flatMap((h) => (h.onRequest ? [h.onRequest] : []));
   const ends = hooks.flatMap((h) => (h.onResponse ? [h.onResponse] : []));
   const proceed: Proceed = (request, reply, done) => {

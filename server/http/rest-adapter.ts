@@ -19,7 +19,13 @@ interface Route {
 
 function unwrap(schema: z.ZodType): z.ZodType {
   let s = schema;
-  while (s instanceof z.ZodDefault || s instanceof z.ZodPrefault || s instanceof z.ZodOptional || s instanceof z.ZodNullable) s = s.def.innerType as z.ZodType;
+  while (
+    s instanceof z.ZodDefault ||
+    s instanceof z.ZodPrefault ||
+    s instanceof z.ZodOptional ||
+    s instanceof z.ZodNullable
+  )
+    s = s.def.innerType as z.ZodType;
   return s;
 }
 
@@ -27,7 +33,11 @@ function unwrap(schema: z.ZodType): z.ZodType {
 function numericFields(input: unknown): Set<string> {
   const s = input instanceof z.ZodType ? unwrap(input) : undefined;
   if (!(s instanceof z.ZodObject)) return new Set();
-  return new Set(Object.entries(s.shape).filter(([, v]) => unwrap(v as z.ZodType) instanceof z.ZodNumber).map(([k]) => k));
+  return new Set(
+    Object.entries(s.shape)
+      .filter(([, v]) => unwrap(v as z.ZodType) instanceof z.ZodNumber)
+      .map(([k]) => k),
+  );
 }
 
 /** Every procedure with OpenAPI meta, in the form the REST adapter and the route inventory need. */
@@ -37,7 +47,16 @@ export function restRoutes(router: AnyTRPCRouter): Route[] {
     const meta = proc._def.meta as Meta | undefined;
     if (!meta?.openapi) return [];
     const inputs = (proc._def as { inputs?: unknown[] }).inputs ?? [];
-    return [{ path, procedure: proc, meta, method: meta.openapi.method, url: meta.openapi.path.replace(/\{(\w+)\}/g, ':$1'), numeric: numericFields(inputs[0]) }];
+    return [
+      {
+        path,
+        procedure: proc,
+        meta,
+        method: meta.openapi.method,
+        url: meta.openapi.path.replace(/\{(\w+)\}/g, ':$1'),
+        numeric: numericFields(inputs[0]),
+      },
+    ];
   });
 }
 
@@ -71,9 +90,13 @@ function responseSchema(route: Route): JsonSchema | undefined {
   const output = (route.procedure._def as { output?: unknown }).output;
   if (!(output instanceof z.ZodType)) return undefined;
   const code = z.object({ code: z.literal('0') });
-  const enveloped = route.meta.list && output instanceof z.ZodObject ? code.extend(output.shape) : code.extend({ data: output });
+  const enveloped =
+    route.meta.list && output instanceof z.ZodObject ? code.extend(output.shape) : code.extend({ data: output });
   try {
-    const { $schema: _dialect, ...schema } = z.toJSONSchema(enveloped, { io: 'output', unrepresentable: 'any' }) as JsonSchema;
+    const { $schema: _dialect, ...schema } = z.toJSONSchema(enveloped, {
+      io: 'output',
+      unrepresentable: 'any',
+    }) as JsonSchema;
     return forSerializer(schema) as JsonSchema;
   } catch {
     return undefined;
@@ -92,7 +115,8 @@ function queryInput(query: Record<string, unknown>, numeric: Set<string>): Recor
 
 function bodyInput(body: unknown): Record<string, unknown> {
   if (body === undefined || body === null) return {};
-  if (typeof body !== 'object' || Array.isArray(body)) throw new BadRequestError('validation.field', { field: 'body', reason: 'must be a JSON object' });
+  if (typeof body !== 'object' || Array.isArray(body))
+    throw new BadRequestError('validation.field', { field: 'body', reason: 'must be a JSON object' });
   return body as Record<string, unknown>;
 }
 
@@ -100,7 +124,11 @@ function bodyInput(body: unknown): Record<string, unknown> {
  * Serves each procedure's REST path as a native Fastify route calling the procedure directly: the stock
  * trpc-to-openapi HTTP adapter costs ~4x in throughput (docs/architecture.md). Answers carry the envelope (README "API overview").
  */
-export function registerRestRoutes(app: FastifyInstance, router: AnyTRPCRouter, createContext: (request: FastifyRequest, reply: FastifyReply) => Context): void {
+export function registerRestRoutes(
+  app: FastifyInstance,
+  router: AnyTRPCRouter,
+  createContext: (request: FastifyRequest, reply: FastifyReply) => Context,
+): void {
   for (const route of restRoutes(router)) {
     // A deep-frozen answer (a cached page or view, validated once: see run-procedure.ts) is serialised once.
     const bodyOf = derivedOncePerFrozen<string>();
@@ -123,12 +151,23 @@ export function registerRestRoutes(app: FastifyInstance, router: AnyTRPCRouter, 
       handler: (request, reply) => {
         const params = request.params as Record<string, string>;
         // Object.assign rather than `{ ...a, ...b }`, which V8 copies on a slow path.
-        const input = readsQuery ? Object.assign(queryInput(request.query as Record<string, unknown>, route.numeric), params) : Object.assign({}, bodyInput(request.body), params);
+        const input = readsQuery
+          ? Object.assign(queryInput(request.query as Record<string, unknown>, route.numeric), params)
+          : Object.assign({}, bodyInput(request.body), params);
         // The procedure is called as tRPC's own caller would, minus the per-request proxy it builds.
-        const output = runProcedure(route.procedure, { ctx: createContext(request, reply), path: route.path, type: route.procedure._def.type, getRawInput: () => input, signal: undefined, batchIndex: 0 });
+        const output = runProcedure(route.procedure, {
+          ctx: createContext(request, reply),
+          path: route.path,
+          type: route.procedure._def.type,
+          getRawInput: () => input,
+          signal: undefined,
+          batchIndex: 0,
+        });
         return andThen(output, (data) => {
           reply.code(status).type('application/json; charset=utf-8');
-          return bodyOf(data, () => serialize(reply, route.meta.list ? { code: '0', ...(data as object) } : { code: '0', data }));
+          return bodyOf(data, () =>
+            serialize(reply, route.meta.list ? { code: '0', ...(data as object) } : { code: '0', data }),
+          );
         });
       },
     });

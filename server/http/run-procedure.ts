@@ -22,7 +22,9 @@ interface NextOptions {
   getRawInput?: () => MaybePromise<unknown>;
 }
 
-type Middleware = ((opts: CallOptions & { meta: unknown; next: (next?: NextOptions) => MaybePromise<Result> }) => MaybePromise<Result>) & { _type?: string };
+type Middleware = ((
+  opts: CallOptions & { meta: unknown; next: (next?: NextOptions) => MaybePromise<Result> },
+) => MaybePromise<Result>) & { _type?: string };
 
 interface ProcedureDef {
   middlewares: Middleware[];
@@ -57,8 +59,10 @@ function planOf(def: ProcedureDef): Level[] {
   const native = inputs === def.inputs.length && (outputs === 0 || (outputs === 1 && def.output !== undefined));
   let nextInput = 0;
   plan = middlewares.map((middleware, index): Level => {
-    if (native && middleware._type === 'input') return { kind: 'input', parse: getParseFn(def.inputs[nextInput++] as never) as Parse };
-    if (native && middleware._type === 'output') return { kind: 'output', parse: getParseFn(def.output as never) as Parse, checked: new WeakMap() };
+    if (native && middleware._type === 'input')
+      return { kind: 'input', parse: getParseFn(def.inputs[nextInput++] as never) as Parse };
+    if (native && middleware._type === 'output')
+      return { kind: 'output', parse: getParseFn(def.output as never) as Parse, checked: new WeakMap() };
     if (index === middlewares.length - 1 && typeof def.resolver === 'function') return { kind: 'resolve' };
     return { kind: 'use', middleware };
   });
@@ -85,7 +89,10 @@ function validated(parse: Parse, value: unknown, failure: (cause: unknown) => TR
  * Output validation, once per deep-frozen answer (a cached page view): it cannot have changed since, so its
  * validated form is kept, deep-frozen too, which tells the REST adapter it may keep its serialised body.
  */
-function checkedOutput(level: { parse: Parse; checked: WeakMap<object, unknown> }, data: unknown): MaybePromise<unknown> {
+function checkedOutput(
+  level: { parse: Parse; checked: WeakMap<object, unknown> },
+  data: unknown,
+): MaybePromise<unknown> {
   if (!isDeepFrozen(data)) return validated(level.parse, data, badOutput);
   const kept = level.checked.get(data);
   if (kept !== undefined) return kept;
@@ -96,7 +103,8 @@ function checkedOutput(level: { parse: Parse; checked: WeakMap<object, unknown> 
 }
 
 const badInput = (cause: unknown) => new TRPCError({ code: 'BAD_REQUEST', cause });
-const badOutput = (cause: unknown) => new TRPCError({ message: 'Output validation failed', code: 'INTERNAL_SERVER_ERROR', cause });
+const badOutput = (cause: unknown) =>
+  new TRPCError({ message: 'Output validation failed', code: 'INTERNAL_SERVER_ERROR', cause });
 
 function failed(cause: unknown): Result {
   return { ok: false, error: getTRPCErrorFromUnknown(cause) };
@@ -121,7 +129,16 @@ function continued(opts: CallOptions, n: NextOptions): CallOptions {
 
 /** What the resolver is called with; a middleware gets `next` as well. */
 function resolverOptions(opts: CallOptions, meta: unknown) {
-  return { ctx: opts.ctx, path: opts.path, type: opts.type, input: opts.input, getRawInput: opts.getRawInput, signal: opts.signal, batchIndex: opts.batchIndex, meta };
+  return {
+    ctx: opts.ctx,
+    path: opts.path,
+    type: opts.type,
+    input: opts.input,
+    getRawInput: opts.getRawInput,
+    signal: opts.signal,
+    batchIndex: opts.batchIndex,
+    meta,
+  };
 }
 
 function level(def: ProcedureDef, plan: Level[], index: number, opts: CallOptions): MaybePromise<Result> {
@@ -129,12 +146,26 @@ function level(def: ProcedureDef, plan: Level[], index: number, opts: CallOption
   switch (current.kind) {
     case 'input':
       return andThen(opts.getRawInput(), (raw) =>
-        andThen(validated(current.parse, raw, badInput), (parsed) => step(def, plan, index + 1, continued(opts, { input: isObject(opts.input) && isObject(parsed) ? Object.assign({}, opts.input, parsed) : parsed }))),
+        andThen(validated(current.parse, raw, badInput), (parsed) =>
+          step(
+            def,
+            plan,
+            index + 1,
+            continued(opts, {
+              input: isObject(opts.input) && isObject(parsed) ? Object.assign({}, opts.input, parsed) : parsed,
+            }),
+          ),
+        ),
       );
     case 'output':
-      return andThen(step(def, plan, index + 1, opts), (result) => (result.ok ? andThen(checkedOutput(current, result.data), (data) => ({ ...result, data })) : result));
+      return andThen(step(def, plan, index + 1, opts), (result) =>
+        result.ok ? andThen(checkedOutput(current, result.data), (data) => ({ ...result, data })) : result,
+      );
     case 'resolve':
-      return andThen(def.resolver!(resolverOptions(opts, def.meta)), (data) => ({ marker: middlewareMarker, ok: true, data, ctx: opts.ctx }) as Result);
+      return andThen(
+        def.resolver!(resolverOptions(opts, def.meta)),
+        (data) => ({ marker: middlewareMarker, ok: true, data, ctx: opts.ctx }) as Result,
+      );
     case 'use':
       return current.middleware({
         ctx: opts.ctx,

@@ -1,4 +1,11 @@
-import { getErrorShape, getTRPCErrorFromUnknown, type AnyTRPCProcedure, type AnyTRPCRouter, type TRPCError, type TRPCErrorShape } from '@trpc/server';
+import {
+  getErrorShape,
+  getTRPCErrorFromUnknown,
+  type AnyTRPCProcedure,
+  type AnyTRPCRouter,
+  type TRPCError,
+  type TRPCErrorShape,
+} from '@trpc/server';
 import { fastifyRequestHandler } from '@trpc/server/adapters/fastify';
 import { getHTTPStatusCode } from '@trpc/server/http';
 import type { TRPCResponse } from '@trpc/server/rpc';
@@ -8,7 +15,13 @@ import { andThen, isPromise, type MaybePromise } from '../../lib/maybe-async.ts'
 import type { Context } from '../../routers/common/context.ts';
 import { runProcedure } from './run-procedure.ts';
 
-export type TrpcErrorHandler = (opts: { error: TRPCError; path: string | undefined; type: string; input: unknown; ctx: Context | undefined }) => void;
+export type TrpcErrorHandler = (opts: {
+  error: TRPCError;
+  path: string | undefined;
+  type: string;
+  input: unknown;
+  ctx: Context | undefined;
+}) => void;
 
 interface Options {
   router: AnyTRPCRouter;
@@ -28,15 +41,19 @@ const METHOD_OF = { query: 'GET', mutation: 'POST' } as const;
 
 /** The JSON `input` of a GET (the `input` query parameter) or of a POST (the body, kept as text). */
 function inputText(request: FastifyRequest): string | undefined {
-  if (request.method === 'POST') return typeof request.body === 'string' && request.body !== '' ? request.body : undefined;
+  if (request.method === 'POST')
+    return typeof request.body === 'string' && request.body !== '' ? request.body : undefined;
   const input = (request.query as Record<string, unknown>).input;
   return typeof input === 'string' && input !== '' ? input : undefined;
 }
 
 const wantsStream = (request: FastifyRequest) =>
-  request.headers['trpc-accept'] === 'application/jsonl' || Boolean(request.headers.accept?.split(',').some((t) => t.trim() === 'application/jsonl'));
+  request.headers['trpc-accept'] === 'application/jsonl' ||
+  Boolean(request.headers.accept?.split(',').some((t) => t.trim() === 'application/jsonl'));
 
-const isJsonPost = (request: FastifyRequest) => request.method !== 'POST' || request.headers['content-type']?.split(';', 1)[0]!.trim().toLowerCase() === 'application/json';
+const isJsonPost = (request: FastifyRequest) =>
+  request.method !== 'POST' ||
+  request.headers['content-type']?.split(';', 1)[0]!.trim().toLowerCase() === 'application/json';
 
 /**
  * The calls of a request the fast path serves as tRPC would: JSON in and out, each path a query asked with GET
@@ -56,29 +73,54 @@ function callsOf(router: AnyTRPCRouter, request: FastifyRequest, path: string): 
       return undefined;
     }
   }
-  if (batch && parsed !== undefined && (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))) return undefined;
+  if (batch && parsed !== undefined && (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)))
+    return undefined;
   const procedures = router._def.procedures as Record<string, AnyTRPCProcedure | undefined>;
   const calls: Call[] = [];
   for (const [index, name] of paths.entries()) {
     const procedure = procedures[name];
     const type = procedure?._def.type;
     if (!procedure || (type !== 'query' && type !== 'mutation') || METHOD_OF[type] !== request.method) return undefined;
-    calls.push({ path: name, procedure, input: batch ? (parsed as Record<string, unknown> | undefined)?.[index] : parsed });
+    calls.push({
+      path: name,
+      procedure,
+      input: batch ? (parsed as Record<string, unknown> | undefined)?.[index] : parsed,
+    });
   }
   return calls;
 }
 
 /** A call's answer as tRPC's protocol has it, its error in the router's error shape. */
-function outcome(router: AnyTRPCRouter, call: Call, ctx: Context, index: number, onError: TrpcErrorHandler): MaybePromise<{ outcome: Outcome; error?: TRPCError }> {
+function outcome(
+  router: AnyTRPCRouter,
+  call: Call,
+  ctx: Context,
+  index: number,
+  onError: TrpcErrorHandler,
+): MaybePromise<{ outcome: Outcome; error?: TRPCError }> {
   const failure = (cause: unknown) => {
     const error = getTRPCErrorFromUnknown(cause);
     const type = call.procedure._def.type;
     onError({ error, path: call.path, type, input: call.input, ctx });
-    return { outcome: { error: getErrorShape({ config: router._def._config, error, type, path: call.path, input: call.input, ctx }) }, error };
+    return {
+      outcome: {
+        error: getErrorShape({ config: router._def._config, error, type, path: call.path, input: call.input, ctx }),
+      },
+      error,
+    };
   };
   try {
-    const data = runProcedure(call.procedure, { ctx, path: call.path, type: call.procedure._def.type, getRawInput: () => call.input, signal: undefined, batchIndex: index });
-    return isPromise(data) ? data.then((d) => ({ outcome: { result: { data: d } } }), failure) : { outcome: { result: { data } } };
+    const data = runProcedure(call.procedure, {
+      ctx,
+      path: call.path,
+      type: call.procedure._def.type,
+      getRawInput: () => call.input,
+      signal: undefined,
+      batchIndex: index,
+    });
+    return isPromise(data)
+      ? data.then((d) => ({ outcome: { result: { data: d } } }), failure)
+      : { outcome: { result: { data } } };
   } catch (cause) {
     return failure(cause);
   }
@@ -114,8 +156,10 @@ export function registerTrpcRoutes(app: FastifyInstance, { router, createContext
       req: request,
       res: reply,
       path,
-      createContext: ({ req, res, info }: { req: FastifyRequest; res: FastifyReply; info: { calls: unknown[] } }) => createContext(req, res, info.calls.length),
-      onError: ({ error, path: failedPath, type, input, ctx }) => onError({ error, path: failedPath, type, input, ctx: ctx as Context | undefined }),
+      createContext: ({ req, res, info }: { req: FastifyRequest; res: FastifyReply; info: { calls: unknown[] } }) =>
+        createContext(req, res, info.calls.length),
+      onError: ({ error, path: failedPath, type, input, ctx }) =>
+        onError({ error, path: failedPath, type, input, ctx: ctx as Context | undefined }),
     });
 
   const handle = (request: FastifyRequest, reply: FastifyReply, path: string) => {
@@ -126,13 +170,23 @@ export function registerTrpcRoutes(app: FastifyInstance, { router, createContext
     const batch = (request.query as Record<string, unknown>).batch === '1';
     return andThen(all(calls.map((call, index) => outcome(router, call, ctx, index, onError))), (done) => {
       const outcomes = done.map((d) => d.outcome);
-      reply.code(getHTTPStatusCode(batch ? outcomes : outcomes[0]!, done.map((d) => d.error)));
+      reply.code(
+        getHTTPStatusCode(
+          batch ? outcomes : outcomes[0]!,
+          done.map((d) => d.error),
+        ),
+      );
       const texts = outcomes.map((o) => ('result' in o ? serialised(o.result.data) : JSON.stringify(o)));
       return batch ? `[${texts.join(',')}]` : texts[0]!;
     });
   };
 
   const procedures = Object.keys(router._def.procedures as object);
-  for (const path of procedures) app.route({ method: ['GET', 'POST'], url: `/${path}`, handler: (request, reply) => handle(request, reply, path) });
-  app.route({ method: ['GET', 'POST'], url: '/:path', handler: (request, reply) => handle(request, reply, (request.params as { path: string }).path) });
+  for (const path of procedures)
+    app.route({ method: ['GET', 'POST'], url: `/${path}`, handler: (request, reply) => handle(request, reply, path) });
+  app.route({
+    method: ['GET', 'POST'],
+    url: '/:path',
+    handler: (request, reply) => handle(request, reply, (request.params as { path: string }).path),
+  });
 }

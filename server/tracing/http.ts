@@ -30,7 +30,14 @@ function spanName(request: FastifyRequest): string {
 function startServerSpan(tracing: Tracing, request: FastifyRequest, parent: Context): RequestTrace {
   const span = tracing.tracer.startSpan(
     spanName(request),
-    { kind: SpanKind.SERVER, attributes: { 'http.request.method': request.method, 'url.path': request.url.split('?', 1)[0]!, 'http.route': request.routeOptions.url ?? '' } },
+    {
+      kind: SpanKind.SERVER,
+      attributes: {
+        'http.request.method': request.method,
+        'url.path': request.url.split('?', 1)[0]!,
+        'http.route': request.routeOptions.url ?? '',
+      },
+    },
     parent,
   );
   return { span, ctx: trace.setSpan(parent, span) };
@@ -46,7 +53,10 @@ const BODYLESS = new Set(['GET', 'HEAD', 'TRACE']);
  * made at all, only the context holding the request's trace id for logs and error answers, and there is no
  * work at the end of the request: this is the path of every request on installs that export nothing.
  */
-export function traceRequests(app: FastifyInstance, tracing: Tracing): RequestHooks & { enter(request: FastifyRequest, reply: FastifyReply, done: () => void, proceed: Proceed): void } {
+export function traceRequests(
+  app: FastifyInstance,
+  tracing: Tracing,
+): RequestHooks & { enter(request: FastifyRequest, reply: FastifyReply, done: () => void, proceed: Proceed): void } {
   app.decorateRequest(kTrace, null);
   const reenter = (request: FastifyRequest, _reply: unknown, done: () => void) => {
     const t = traceOf(request);
@@ -57,7 +67,14 @@ export function traceRequests(app: FastifyInstance, tracing: Tracing): RequestHo
   app.addHook('onRoute', (route) => {
     const methods = Array.isArray(route.method) ? route.method : [route.method];
     if (methods.every((m) => BODYLESS.has(m))) return;
-    route.preValidation = [reenter, ...(route.preValidation === undefined ? [] : Array.isArray(route.preValidation) ? route.preValidation : [route.preValidation])];
+    route.preValidation = [
+      reenter,
+      ...(route.preValidation === undefined
+        ? []
+        : Array.isArray(route.preValidation)
+          ? route.preValidation
+          : [route.preValidation]),
+    ];
   });
   return {
     enter(request, reply, done, proceed) {

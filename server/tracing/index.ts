@@ -1,6 +1,17 @@
 import { randomFillSync } from 'node:crypto';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
-import { context, isSpanContextValid, propagation, SpanStatusCode, trace, TraceFlags, type Context, type Span, type SpanContext, type Tracer } from '@opentelemetry/api';
+import {
+  context,
+  isSpanContextValid,
+  propagation,
+  SpanStatusCode,
+  trace,
+  TraceFlags,
+  type Context,
+  type Span,
+  type SpanContext,
+  type Tracer,
+} from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import type { BasicTracerProvider, SpanExporter } from '@opentelemetry/sdk-trace-base';
 import type { ConsoleConfig } from '../config/schema.ts';
@@ -52,11 +63,16 @@ const REPORT_EVERY_MS = 60_000;
 
 /** The SDK, like the exporters, is loaded only when something is exported. */
 async function createProvider(serviceName: string, exporter: SpanExporter): Promise<BasicTracerProvider> {
-  const [{ BasicTracerProvider, BatchSpanProcessor }, { resourceFromAttributes }] = await Promise.all([import('@opentelemetry/sdk-trace-base'), import('@opentelemetry/resources')]);
+  const [{ BasicTracerProvider, BatchSpanProcessor }, { resourceFromAttributes }] = await Promise.all([
+    import('@opentelemetry/sdk-trace-base'),
+    import('@opentelemetry/resources'),
+  ]);
   return new BasicTracerProvider({
     resource: resourceFromAttributes({ 'service.name': serviceName }),
     // Batching keeps export off the request path; the queue drops spans rather than grow when the receiver is down.
-    spanProcessors: [new BatchSpanProcessor(exporter, { scheduledDelayMillis: 1000, maxQueueSize: 2048, exportTimeoutMillis: 10_000 })],
+    spanProcessors: [
+      new BatchSpanProcessor(exporter, { scheduledDelayMillis: 1000, maxQueueSize: 2048, exportTimeoutMillis: 10_000 }),
+    ],
   });
 }
 
@@ -67,7 +83,10 @@ export interface TracingOptions {
   onError: (error: unknown) => void;
 }
 
-export async function createTracing(config: ConsoleConfig['tracing'], { env, onError }: TracingOptions): Promise<Tracing> {
+export async function createTracing(
+  config: ConsoleConfig['tracing'],
+  { env, onError }: TracingOptions,
+): Promise<Tracing> {
   ensureContextManager();
   let reportedAt = -Infinity;
   // One report a minute: a receiver that is down fails every batch, and the shutdown flush with them.
@@ -88,11 +107,19 @@ export async function createTracing(config: ConsoleConfig['tracing'], { env, onE
       const active = context.active();
       const extracted = headers.traceparent === undefined ? active : w3c.extract(active, headers, getter);
       // With a provider the request span starts its own sampled trace; an unsampled made-up parent would stop it recording.
-      return trace.getSpanContext(extracted) || provider ? extracted : trace.setSpanContext(extracted, unsampledTrace());
+      return trace.getSpanContext(extracted) || provider
+        ? extracted
+        : trace.setSpanContext(extracted, unsampledTrace());
     },
     shutdown() {
       // The Zipkin exporter defers its send on a timer: without a flush first, shutdown drops the last spans.
-      stopped ??= provider ? provider.forceFlush().catch(report).then(() => provider.shutdown()).catch(report) : Promise.resolve();
+      stopped ??= provider
+        ? provider
+            .forceFlush()
+            .catch(report)
+            .then(() => provider.shutdown())
+            .catch(report)
+        : Promise.resolve();
       return stopped;
     },
   };

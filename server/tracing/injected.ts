@@ -30,7 +30,12 @@ export function taskTracer(tracing: Tracing): TaskTracer {
         ? tracing.tracer.startSpan(`task ${task.type}`, {
             root: true,
             kind: SpanKind.CONSUMER,
-            attributes: { 'task.id': task.id, 'task.type': task.type, 'task.category': task.category, 'task.attempt': task.attempt },
+            attributes: {
+              'task.id': task.id,
+              'task.type': task.type,
+              'task.category': task.category,
+              'task.attempt': task.attempt,
+            },
           })
         : trace.wrapSpanContext(unsampledTrace());
       const active = trace.setSpan(context.active(), span);

@@ -6,7 +6,15 @@ import { readTlsFiles, type GrpcBlock, type TlsConfig, type Transport } from './
 const EXPORT = '/opentelemetry.proto.collector.trace.v1.TraceService/Export';
 
 /** The codes OTLP/gRPC says to retry; any other refusal is final. */
-const RETRYABLE = new Set<number>([status.CANCELLED, status.DEADLINE_EXCEEDED, status.RESOURCE_EXHAUSTED, status.ABORTED, status.OUT_OF_RANGE, status.UNAVAILABLE, status.DATA_LOSS]);
+const RETRYABLE = new Set<number>([
+  status.CANCELLED,
+  status.DEADLINE_EXCEEDED,
+  status.RESOURCE_EXHAUSTED,
+  status.ABORTED,
+  status.OUT_OF_RANGE,
+  status.UNAVAILABLE,
+  status.DATA_LOSS,
+]);
 
 function channelCredentials(insecure: boolean, tls: TlsConfig | undefined) {
   if (insecure) return credentials.createInsecure();
@@ -22,10 +30,15 @@ function channelCredentials(insecure: boolean, tls: TlsConfig | undefined) {
 function channelOptions(g: GrpcBlock): ChannelOptions {
   const serverName = g.tls_config?.server_name;
   return {
-    'grpc.default_compression_algorithm': g.compression === 'gzip' ? compressionAlgorithms.gzip : compressionAlgorithms.identity,
-    ...(g.reconnection_period > 0 && { 'grpc.initial_reconnect_backoff_ms': g.reconnection_period, 'grpc.max_reconnect_backoff_ms': g.reconnection_period }),
+    'grpc.default_compression_algorithm':
+      g.compression === 'gzip' ? compressionAlgorithms.gzip : compressionAlgorithms.identity,
+    ...(g.reconnection_period > 0 && {
+      'grpc.initial_reconnect_backoff_ms': g.reconnection_period,
+      'grpc.max_reconnect_backoff_ms': g.reconnection_period,
+    }),
     ...(g.service_config && { 'grpc.service_config': g.service_config }),
-    ...(serverName && !g.insecure && { 'grpc.ssl_target_name_override': serverName, 'grpc.default_authority': serverName }),
+    ...(serverName &&
+      !g.insecure && { 'grpc.ssl_target_name_override': serverName, 'grpc.default_authority': serverName }),
   };
 }
 
@@ -45,10 +58,18 @@ export function grpcTransport(g: GrpcBlock): Transport {
   return {
     send: (body) =>
       new Promise((resolve, reject) => {
-        client.makeUnaryRequest(EXPORT, (b: Uint8Array) => Buffer.from(b.buffer, b.byteOffset, b.byteLength), (b: Buffer) => b, body, metadata, { deadline: Date.now() + g.timeout }, (error) => {
-          if (!error) return resolve();
-          reject(RETRYABLE.has(error.code) ? error : new PermanentExportError(error.message));
-        });
+        client.makeUnaryRequest(
+          EXPORT,
+          (b: Uint8Array) => Buffer.from(b.buffer, b.byteOffset, b.byteLength),
+          (b: Buffer) => b,
+          body,
+          metadata,
+          { deadline: Date.now() + g.timeout },
+          (error) => {
+            if (!error) return resolve();
+            reject(RETRYABLE.has(error.code) ? error : new PermanentExportError(error.message));
+          },
+        );
       }),
     close: () => client.close(),
   };

@@ -29,24 +29,39 @@ const RETRYABLE_STATUS = new Set([429, 502, 503, 504]);
 export function httpTransport(h: HttpBlock, json: boolean): Transport {
   const url = new URL(baseUrl(h.endpoint, h.insecure) + (h.url_path.startsWith('/') ? h.url_path : `/${h.url_path}`));
   const secure = url.protocol === 'https:';
-  const agent = secure ? new HttpsAgent({ keepAlive: true, ...tlsOptions(h.tls_config) }) : new HttpAgent({ keepAlive: true });
+  const agent = secure
+    ? new HttpsAgent({ keepAlive: true, ...tlsOptions(h.tls_config) })
+    : new HttpAgent({ keepAlive: true });
   const request = secure ? httpsRequest : httpRequest;
   const gzipOn = h.compression === 'gzip';
-  const headers = { ...h.header, 'content-type': json ? 'application/json' : 'application/x-protobuf', ...(gzipOn ? { 'content-encoding': 'gzip' } : {}) };
+  const headers = {
+    ...h.header,
+    'content-type': json ? 'application/json' : 'application/x-protobuf',
+    ...(gzipOn ? { 'content-encoding': 'gzip' } : {}),
+  };
   return {
     async send(body) {
       const payload = gzipOn ? await gzipped(body) : body;
       await new Promise<void>((resolve, reject) => {
-        const req = request(url, { method: 'POST', agent, headers: { ...headers, 'content-length': payload.length }, signal: AbortSignal.timeout(h.timeout) }, (res) => {
-          res.resume();
-          res.on('error', reject);
-          res.on('end', () => {
-            const status = res.statusCode ?? 0;
-            if (status < 300) return resolve();
-            const error = `${url.href} answered ${status}`;
-            reject(RETRYABLE_STATUS.has(status) ? new Error(error) : new PermanentExportError(error));
-          });
-        });
+        const req = request(
+          url,
+          {
+            method: 'POST',
+            agent,
+            headers: { ...headers, 'content-length': payload.length },
+            signal: AbortSignal.timeout(h.timeout),
+          },
+          (res) => {
+            res.resume();
+            res.on('error', reject);
+            res.on('end', () => {
+              const status = res.statusCode ?? 0;
+              if (status < 300) return resolve();
+              const error = `${url.href} answered ${status}`;
+              reject(RETRYABLE_STATUS.has(status) ? new Error(error) : new PermanentExportError(error));
+            });
+          },
+        );
         req.on('error', reject);
         req.end(payload);
       });

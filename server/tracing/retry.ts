@@ -51,9 +51,15 @@ export class RetryingExporter implements SpanExporter {
     void this.attempt(spans).then((error) => {
       if (!error) return done(SUCCESS);
       this.report(error);
-      if (!this.policy.enabled || this.stopping || error instanceof PermanentExportError) return done({ code: ExportResultCode.FAILED, error });
+      if (!this.policy.enabled || this.stopping || error instanceof PermanentExportError)
+        return done({ code: ExportResultCode.FAILED, error });
       if (this.waiting.size >= MAX_WAITING) {
-        return done({ code: ExportResultCode.FAILED, error: new Error(`${MAX_WAITING} failed batches already wait for a retry; a batch of ${spans.length} spans is dropped`) });
+        return done({
+          code: ExportResultCode.FAILED,
+          error: new Error(
+            `${MAX_WAITING} failed batches already wait for a retry; a batch of ${spans.length} spans is dropped`,
+          ),
+        });
       }
       const batch: Waiting = { spans, since, interval: this.policy.initial_interval };
       this.waiting.add(batch);
@@ -64,7 +70,9 @@ export class RetryingExporter implements SpanExporter {
 
   private attempt(spans: ReadableSpan[]): Promise<Error | undefined> {
     const sent = new Promise<Error | undefined>((resolve) => {
-      this.inner.export(spans, (r) => resolve(r.code === ExportResultCode.SUCCESS ? undefined : (r.error ?? new Error('trace export failed'))));
+      this.inner.export(spans, (r) =>
+        resolve(r.code === ExportResultCode.SUCCESS ? undefined : (r.error ?? new Error('trace export failed'))),
+      );
     });
     this.sending.add(sent);
     void sent.then(() => this.sending.delete(sent));
@@ -93,7 +101,11 @@ export class RetryingExporter implements SpanExporter {
 
   private drop(batch: Waiting, error: Error): void {
     this.waiting.delete(batch);
-    this.report(new Error(`a batch of ${batch.spans.length} spans is dropped after ${Math.round(performance.now() - batch.since)} ms of retries: ${error.message}`));
+    this.report(
+      new Error(
+        `a batch of ${batch.spans.length} spans is dropped after ${Math.round(performance.now() - batch.since)} ms of retries: ${error.message}`,
+      ),
+    );
   }
 
   async forceFlush(): Promise<void> {

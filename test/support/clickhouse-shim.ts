@@ -41,17 +41,40 @@ function loadChdb(): { Session: new (path: string) => ChdbSession } {
   try {
     return createRequire(join(CHDB_PREFIX, 'package.json'))('chdb') as { Session: new (path: string) => ChdbSession };
   } catch (error) {
-    throw new Error(`chdb is not installed in ${CHDB_PREFIX}: npm install --prefix ${CHDB_PREFIX} chdb@3.4.0 (${(error as Error).message})`);
+    throw new Error(
+      `chdb is not installed in ${CHDB_PREFIX}: npm install --prefix ${CHDB_PREFIX} chdb@3.4.0 (${(error as Error).message})`,
+    );
   }
 }
 
 // Parameters that are not settings (connection, session and format controls, HTTP-only switches).
-const NOT_SETTINGS = new Set(['query', 'database', 'query_id', 'session_id', 'session_timeout', 'session_check', 'user', 'password', 'quota_key', 'compress', 'decompress', 'role', 'default_format', 'enable_http_compression', 'wait_end_of_query']);
-const isSetting = (name: string) => !NOT_SETTINGS.has(name) && !name.startsWith('param_') && !name.startsWith('http_') && !name.startsWith('send_progress');
+const NOT_SETTINGS = new Set([
+  'query',
+  'database',
+  'query_id',
+  'session_id',
+  'session_timeout',
+  'session_check',
+  'user',
+  'password',
+  'quota_key',
+  'compress',
+  'decompress',
+  'role',
+  'default_format',
+  'enable_http_compression',
+  'wait_end_of_query',
+]);
+const isSetting = (name: string) =>
+  !NOT_SETTINGS.has(name) &&
+  !name.startsWith('param_') &&
+  !name.startsWith('http_') &&
+  !name.startsWith('send_progress');
 
 // Bound parameters arrive TSV-escaped; chdb escapes them again.
 const TSV: Record<string, string> = { '\\': '\\', '0': '\0', b: '\b', f: '\f', n: '\n', r: '\r', t: '\t', "'": "'" };
-const tsvUnescape = (v: string): string | null => (v === '\\N' ? null : v.replace(/\\(.)/gs, (_, c: string) => TSV[c] ?? c));
+const tsvUnescape = (v: string): string | null =>
+  v === '\\N' ? null : v.replace(/\\(.)/gs, (_, c: string) => TSV[c] ?? c);
 
 const quote = (v: string) => `'${v.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
 
@@ -82,14 +105,21 @@ function body(req: IncomingMessage): Promise<Buffer> {
 function authenticated(req: IncomingMessage, user: ShimOptions['user']): boolean {
   if (!user) return true;
   const basic = /^Basic (.+)$/.exec(req.headers.authorization ?? '');
-  const [name, password] = basic ? Buffer.from(basic[1]!, 'base64').toString().split(/:(.*)/s) : [req.headers['x-clickhouse-user'], req.headers['x-clickhouse-key']];
-  const same = (a: unknown, b: string) => typeof a === 'string' && a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
+  const [name, password] = basic
+    ? Buffer.from(basic[1]!, 'base64').toString().split(/:(.*)/s)
+    : [req.headers['x-clickhouse-user'], req.headers['x-clickhouse-key']];
+  const same = (a: unknown, b: string) =>
+    typeof a === 'string' && a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
   return same(name, user.name) && same(password ?? '', user.password);
 }
 
 function fail(res: ServerResponse, queryId: string, message: string): void {
   const code = /Code: (\d+)/.exec(message)?.[1] ?? '1002';
-  res.writeHead(500, { 'X-ClickHouse-Exception-Code': code, 'X-ClickHouse-Query-Id': queryId, 'Content-Type': 'text/plain; charset=UTF-8' });
+  res.writeHead(500, {
+    'X-ClickHouse-Exception-Code': code,
+    'X-ClickHouse-Query-Id': queryId,
+    'Content-Type': 'text/plain; charset=UTF-8',
+  });
   res.end(message.startsWith('Code:') ? message : `Code: ${code}. DB::Exception: ${message}`);
 }
 
@@ -135,7 +165,11 @@ export async function startShim(options: ShimOptions): Promise<Shim> {
     void body(req)
       .then(async (raw) => {
         if (!authenticated(req, options.user)) {
-          return fail(res, queryId, 'Code: 516. DB::Exception: app: Authentication failed: password is incorrect, or there is no user with such name. (AUTHENTICATION_FAILED)');
+          return fail(
+            res,
+            queryId,
+            'Code: 516. DB::Exception: app: Authentication failed: password is incorrect, or there is no user with such name. (AUTHENTICATION_FAILED)',
+          );
         }
         const text = (req.headers['content-encoding'] === 'gzip' ? gunzipSync(raw) : raw).toString();
         const inUrl = url.searchParams.get('query');
@@ -149,21 +183,32 @@ export async function startShim(options: ShimOptions): Promise<Shim> {
         const format = url.searchParams.get('default_format') ?? 'TabSeparated';
         const result = await serial(async () => {
           await prepare(url.searchParams.get('database') ?? 'default', settings);
-          return Object.keys(params).length ? session.queryBindAsync(sql, params, { format }) : session.queryAsync(sql, { format });
+          return Object.keys(params).length
+            ? session.queryBindAsync(sql, params, { format })
+            : session.queryAsync(sql, { format });
         });
         let out = Buffer.from(result.bytes());
         const headers: Record<string, string> = {
           'Content-Type': 'text/plain; charset=UTF-8',
           'X-ClickHouse-Query-Id': queryId,
-          'X-ClickHouse-Summary': JSON.stringify({ read_rows: String(result.rowsRead), read_bytes: String(result.bytesRead), elapsed_ns: String(Math.round(result.elapsed * 1e9)) }),
+          'X-ClickHouse-Summary': JSON.stringify({
+            read_rows: String(result.rowsRead),
+            read_bytes: String(result.bytesRead),
+            elapsed_ns: String(Math.round(result.elapsed * 1e9)),
+          }),
         };
-        if (url.searchParams.get('enable_http_compression') === '1' && /\bgzip\b/.test(String(req.headers['accept-encoding']))) {
+        if (
+          url.searchParams.get('enable_http_compression') === '1' &&
+          /\bgzip\b/.test(String(req.headers['accept-encoding']))
+        ) {
           out = gzipSync(out);
           headers['Content-Encoding'] = 'gzip';
         }
         res.writeHead(200, headers).end(out);
       })
-      .catch((error: unknown) => fail(res, queryId, String((error as Error)?.message ?? error).replace(/^Query failed: /, '')));
+      .catch((error: unknown) =>
+        fail(res, queryId, String((error as Error)?.message ?? error).replace(/^Query failed: /, '')),
+      );
   });
   await new Promise<void>((resolve) => server.listen(options.port ?? 0, '127.0.0.1', resolve));
   const { port } = server.address() as { port: number };
@@ -183,7 +228,12 @@ export async function startShim(options: ShimOptions): Promise<Shim> {
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const [dir = './chdb-data', port = '8123', credentials, ...databases] = process.argv.slice(2);
   const [name, password] = credentials ? credentials.split(/:(.*)/s) : [];
-  const shim = await startShim({ dir, port: Number(port), user: name ? { name, password: password ?? '' } : undefined, databases });
+  const shim = await startShim({
+    dir,
+    port: Number(port),
+    user: name ? { name, password: password ?? '' } : undefined,
+    databases,
+  });
   console.log(`clickhouse shim on ${shim.url}`);
   const stop = () => void shim.close().then(() => process.exit(0));
   process.once('SIGTERM', stop);

@@ -71,15 +71,32 @@ export async function openLaneDatabase(database: NonNullable<ConsoleConfigInput[
  * One engine node on its own connection to a (shared) database, without HTTP: what the many-node tests run
  * three of, and what the crash test runs in a child process.
  */
-export async function startEngineNode(database: NonNullable<ConsoleConfigInput['database']>, o: NodeOptions = {}): Promise<EngineNode> {
+export async function startEngineNode(
+  database: NonNullable<ConsoleConfigInput['database']>,
+  o: NodeOptions = {},
+): Promise<EngineNode> {
   const db = await openLaneDatabase(database);
   const logger = pino({ level: process.env.ENGINE_LOG ?? 'silent' });
   const feed = await startChangeFeed(db, logger, o.feedPollMs ?? 100);
-  const settings = new TestSettings({ task_max_concurrent: 10, task_log_storage_backend: 'database', task_log_retention_days: 30, audit_log_retention_days: 365, ...o.settings });
+  const settings = new TestSettings({
+    task_max_concurrent: 10,
+    task_log_storage_backend: 'database',
+    task_log_retention_days: 30,
+    audit_log_retention_days: 365,
+    ...o.settings,
+  });
   const registry = new Registry();
   registerDatabaseMetrics(registry, db);
   const fileUploadPath = o.config?.fileUploadPath ?? mkdtempSync(join(tmpdir(), 'engine-files-'));
-  const engine = new TaskEngine({ db, feed, settings, registry, logger, config: { ...FAST, fileUploadPath, ...o.config }, logSinks: createLogSinks(db, fileUploadPath) });
+  const engine = new TaskEngine({
+    db,
+    feed,
+    settings,
+    registry,
+    logger,
+    config: { ...FAST, fileUploadPath, ...o.config },
+    logSinks: createLogSinks(db, fileUploadPath),
+  });
   const scheduler = new Scheduler({ db, feed, engine, logger });
   if (o.start !== false) await engine.start();
   return {

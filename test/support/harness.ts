@@ -40,15 +40,31 @@ export function lanes(): Lane[] {
   const out: Lane[] = [
     {
       name: 'sqlite',
-      database: () => ({ driver: 'sqlite', path: join(mkdtempSync(join(tmpdir(), 'console-test-')), 'console.db'), table_prefix: 't_' }),
+      database: () => ({
+        driver: 'sqlite',
+        path: join(mkdtempSync(join(tmpdir(), 'console-test-')), 'console.db'),
+        table_prefix: 't_',
+      }),
     },
   ];
   const pg = process.env.TEST_PG_URL;
-  if (pg) out.push({ name: 'postgres', database: () => ({ ...fromUrl('postgres', pg), table_prefix: uniquePrefix(), max_open_connections: 5 }) });
+  if (pg)
+    out.push({
+      name: 'postgres',
+      database: () => ({ ...fromUrl('postgres', pg), table_prefix: uniquePrefix(), max_open_connections: 5 }),
+    });
   const my = process.env.TEST_MYSQL_URL;
-  if (my) out.push({ name: 'mysql', database: () => ({ ...fromUrl('mysql', my), table_prefix: uniquePrefix(), max_open_connections: 5 }) });
+  if (my)
+    out.push({
+      name: 'mysql',
+      database: () => ({ ...fromUrl('mysql', my), table_prefix: uniquePrefix(), max_open_connections: 5 }),
+    });
   const ch = process.env.TEST_CLICKHOUSE_URL;
-  if (ch) out.push({ name: 'clickhouse', database: () => ({ ...fromUrl('clickhouse', ch), table_prefix: uniquePrefix(), max_open_connections: 5 }) });
+  if (ch)
+    out.push({
+      name: 'clickhouse',
+      database: () => ({ ...fromUrl('clickhouse', ch), table_prefix: uniquePrefix(), max_open_connections: 5 }),
+    });
   return out;
 }
 
@@ -68,7 +84,8 @@ export function testConfig(lane: Lane, overrides: ConsoleConfigInput = {}): Cons
     bootstrap: { admin_password: ADMIN_PASSWORD },
   };
   const merged = structuredClone(base) as Record<string, Record<string, unknown>>;
-  for (const [section, values] of Object.entries(overrides)) merged[section] = { ...(merged[section] ?? {}), ...(values as object) };
+  for (const [section, values] of Object.entries(overrides))
+    merged[section] = { ...(merged[section] ?? {}), ...(values as object) };
   return merged as ConsoleConfigInput;
 }
 
@@ -112,7 +129,8 @@ export function captureLogs(level: pino.Level = 'warn'): { logger: pino.Logger; 
   const lines: Record<string, unknown>[] = [];
   const stream = new Writable({
     write(chunk: Buffer, _enc, cb) {
-      for (const line of chunk.toString().split('\n')) if (line) lines.push(JSON.parse(line) as Record<string, unknown>);
+      for (const line of chunk.toString().split('\n'))
+        if (line) lines.push(JSON.parse(line) as Record<string, unknown>);
       cb();
     },
   });
@@ -126,9 +144,21 @@ export interface HarnessOptions {
 
 let counter = 0;
 
-export async function startConsole(lane: Lane, overrides: ConsoleConfigInput = {}, options: ConsoleOptions = {}, harness: HarnessOptions = {}): Promise<TestConsole> {
+export async function startConsole(
+  lane: Lane,
+  overrides: ConsoleConfigInput = {},
+  options: ConsoleOptions = {},
+  harness: HarnessOptions = {},
+): Promise<TestConsole> {
   const config = testConfig(lane, overrides);
-  const c = await createConsole({ config, env: {}, configFile: undefined, announce: () => {}, logger: pino({ level: 'silent' }), ...options });
+  const c = await createConsole({
+    config,
+    env: {},
+    configFile: undefined,
+    announce: () => {},
+    logger: pino({ level: 'silent' }),
+    ...options,
+  });
   const uploads = c.config.server.file_upload_path;
 
   const request = async <T = any>(method: string, url: string, opts: RequestOptions = {}): Promise<Reply<T>> => {
@@ -158,9 +188,15 @@ export async function startConsole(lane: Lane, overrides: ConsoleConfigInput = {
   let adminToken: string | undefined;
   const userWith = async (permissions: string[], name = `user${++counter}x${randomBytes(2).toString('hex')}`) => {
     adminToken ??= await login();
-    const role = await request('POST', '/api/roles', { token: adminToken, body: { name: `role-${name}`, permissions } });
+    const role = await request('POST', '/api/roles', {
+      token: adminToken,
+      body: { name: `role-${name}`, permissions },
+    });
     if (role.status !== 201) throw new Error(`role: ${role.text}`);
-    const user = await request('POST', '/api/users', { token: adminToken, body: { username: name, email: `${name}@example.test`, password: 'password-1', role_ids: [role.body.data.id] } });
+    const user = await request('POST', '/api/users', {
+      token: adminToken,
+      body: { username: name, email: `${name}@example.test`, password: 'password-1', role_ids: [role.body.data.id] },
+    });
     if (user.status !== 201) throw new Error(`user: ${user.text}`);
     return { id: user.body.data.id as string, token: await login(name, 'password-1'), username: name };
   };

@@ -12,7 +12,10 @@ export const UNKNOWN_ID = '00000000-0000-4000-8000-000000000000';
 export const unique = (prefix = 'u') => `${prefix}${randomBytes(4).toString('hex')}`;
 
 /** A console for one describe block, with an administrator's token. */
-export async function startWithAdmin(lane: Lane, overrides: ConsoleConfigInput = {}): Promise<{ t: TestConsole; admin: string }> {
+export async function startWithAdmin(
+  lane: Lane,
+  overrides: ConsoleConfigInput = {},
+): Promise<{ t: TestConsole; admin: string }> {
   const t = await startConsole(lane, overrides);
   return { t, admin: await t.login() };
 }
@@ -37,11 +40,19 @@ export function ok<T = any>(res: Reply, status = 200): T {
 
 export async function createUser(t: TestConsole, token: string, body: Record<string, unknown> = {}): Promise<any> {
   const name = (body.username as string | undefined) ?? unique();
-  const res = await t.request('POST', '/api/users', { token, body: { username: name, email: `${name}@example.test`, password: PASSWORD, ...body } });
+  const res = await t.request('POST', '/api/users', {
+    token,
+    body: { username: name, email: `${name}@example.test`, password: PASSWORD, ...body },
+  });
   return ok(res, 201);
 }
 
-export async function createRole(t: TestConsole, token: string, permissions: string[], name = unique('role')): Promise<any> {
+export async function createRole(
+  t: TestConsole,
+  token: string,
+  permissions: string[],
+  name = unique('role'),
+): Promise<any> {
   return ok(await t.request('POST', '/api/roles', { token, body: { name, description: '', permissions } }), 201);
 }
 
@@ -50,9 +61,17 @@ export async function putSettings(t: TestConsole, token: string, values: Record<
 }
 
 /** Writes a column of one row straight into the database (to move a time into the past, for example). */
-export async function setColumn(t: TestConsole, table: 'users' | 'sessions', id: string, column: string, value: Date | null): Promise<void> {
+export async function setColumn(
+  t: TestConsole,
+  table: 'users' | 'sessions',
+  id: string,
+  column: string,
+  value: Date | null,
+): Promise<void> {
   const { knex, t: tables, dialect } = t.c.db;
-  await knex(tables[table]).where('id', id).update({ [column]: value === null ? null : dialect.toDbTime(value) });
+  await knex(tables[table])
+    .where('id', id)
+    .update({ [column]: value === null ? null : dialect.toDbTime(value) });
 }
 
 /**

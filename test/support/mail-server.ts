@@ -25,7 +25,10 @@ export interface MailServer {
  * An in-process SMTP server (npm smtp-server, with its built-in self-signed certificate): `plain` offers no TLS,
  * `starttls` offers STARTTLS, `implicit` speaks TLS from the first byte. AUTH accepts `user`/`password` when given.
  */
-export async function startMailServer(mode: 'plain' | 'starttls' | 'implicit', auth?: { username: string; password: string }): Promise<MailServer> {
+export async function startMailServer(
+  mode: 'plain' | 'starttls' | 'implicit',
+  auth?: { username: string; password: string },
+): Promise<MailServer> {
   const received: ReceivedMail[] = [];
   const logins: MailServer['logins'] = [];
   const waiters: (() => void)[] = [];

@@ -35,7 +35,10 @@ const T = { string: 2, double: 3, uint16: 5, uint32: 6, map: 7, int32: 8, uint64
 
 /** Forces a specific MMDB integer type for a value (used for metadata). */
 class Typed {
-  constructor(readonly type: number, readonly value: number | bigint) {}
+  constructor(
+    readonly type: number,
+    readonly value: number | bigint,
+  ) {}
 }
 const u16 = (v: number) => new Typed(T.uint16, v);
 const u32 = (v: number) => new Typed(T.uint32, v);
@@ -65,8 +68,7 @@ function uintBytes(v: bigint): Buffer {
 
 function encode(value: unknown): Buffer {
   if (value instanceof Typed) {
-    const payload =
-      value.type === T.int32 ? int32Bytes(Number(value.value)) : uintBytes(BigInt(value.value));
+    const payload = value.type === T.int32 ? int32Bytes(Number(value.value)) : uintBytes(BigInt(value.value));
     return Buffer.concat([ctrl(value.type, payload.length), payload]);
   }
   if (typeof value === 'string') {
@@ -121,7 +123,8 @@ function cidrBits(cidr: string, ipVersion: 4 | 6): number[] {
   let prefix = len === undefined ? bytes.length * 8 : Number(len);
   if (bytes.length === 4 && ipVersion === 6) [bytes, prefix] = [[...Array<number>(12).fill(0), ...bytes], prefix + 96];
   if (bytes.length === 16 && ipVersion === 4) throw new Error(`mmdb-writer: IPv6 ${cidr} in an IPv4 tree`);
-  if (!Number.isInteger(prefix) || prefix < 1 || prefix > bytes.length * 8) throw new Error(`mmdb-writer: bad prefix in ${cidr}`);
+  if (!Number.isInteger(prefix) || prefix < 1 || prefix > bytes.length * 8)
+    throw new Error(`mmdb-writer: bad prefix in ${cidr}`);
   return Array.from({ length: prefix }, (_, i) => (bytes[i >> 3]! >> (7 - (i & 7))) & 1);
 }
 
@@ -151,7 +154,9 @@ export function writeMmdb(path: string, entries: MmdbEntry[], opts: MmdbOptions 
 
   // Insert shorter prefixes first so more specific networks split and override them.
   const root: TreeNode = { kids: [null, null] };
-  const sorted = entries.map((e) => ({ bits: cidrBits(e.cidr, ipVersion), data: e.data })).sort((a, b) => a.bits.length - b.bits.length);
+  const sorted = entries
+    .map((e) => ({ bits: cidrBits(e.cidr, ipVersion), data: e.data }))
+    .sort((a, b) => a.bits.length - b.bits.length);
   for (const { bits, data } of sorted) {
     let node = root;
     for (let i = 0; i < bits.length - 1; i++) {

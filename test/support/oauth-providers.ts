@@ -52,7 +52,10 @@ const portOf = (server: Server | TcpServer) => (server.address() as AddressInfo)
 function clientOf(req: TokenRequest): { id?: string; secret?: string } {
   const basic = /^Basic (.+)$/i.exec(String(req.headers.authorization ?? ''))?.[1];
   if (!basic) return { id: req.body.client_id, secret: req.body.client_secret };
-  const [id, secret] = Buffer.from(basic, 'base64').toString().split(':').map((p) => decodeURIComponent(p.replace(/\+/g, ' ')));
+  const [id, secret] = Buffer.from(basic, 'base64')
+    .toString()
+    .split(':')
+    .map((p) => decodeURIComponent(p.replace(/\+/g, ' ')));
   return { id, secret };
 }
 
@@ -88,30 +91,39 @@ export async function startMockProvider(clients: ClientCredentials[]): Promise<M
       deny = undefined;
     }
   });
-  server.service.on('beforeResponse', (response: { body: Record<string, unknown>; statusCode: number }, req: { headers: IncomingHttpHeaders; body: Record<string, string> }) => {
-    const request = { headers: req.headers, body: { ...req.body } };
-    mock.tokenRequests.push(request);
-    const client = clientOf(request);
-    if (!clients.some((c) => c.id === client.id && c.secret === client.secret)) {
-      response.statusCode = 401;
-      response.body = { error: 'invalid_client' };
-    } else if (!redirectUris.has(request.body.redirect_uri ?? '')) {
-      response.statusCode = 400;
-      response.body = { error: 'invalid_grant' };
-    } else {
-      issued.add(String(response.body.access_token));
-      if (!mock.sendIdToken) delete response.body.id_token;
-    }
-  });
-  server.service.on('beforeUserinfo', (response: { body: unknown; statusCode: number }, req: { headers: IncomingHttpHeaders }) => {
-    const token = /^Bearer (.+)$/.exec(String(req.headers.authorization ?? ''))?.[1];
-    if (!token || !issued.has(token)) {
-      response.statusCode = 401;
-      response.body = { error: 'invalid_token' };
-    } else {
-      response.body = structuredClone(mock.user);
-    }
-  });
+  server.service.on(
+    'beforeResponse',
+    (
+      response: { body: Record<string, unknown>; statusCode: number },
+      req: { headers: IncomingHttpHeaders; body: Record<string, string> },
+    ) => {
+      const request = { headers: req.headers, body: { ...req.body } };
+      mock.tokenRequests.push(request);
+      const client = clientOf(request);
+      if (!clients.some((c) => c.id === client.id && c.secret === client.secret)) {
+        response.statusCode = 401;
+        response.body = { error: 'invalid_client' };
+      } else if (!redirectUris.has(request.body.redirect_uri ?? '')) {
+        response.statusCode = 400;
+        response.body = { error: 'invalid_grant' };
+      } else {
+        issued.add(String(response.body.access_token));
+        if (!mock.sendIdToken) delete response.body.id_token;
+      }
+    },
+  );
+  server.service.on(
+    'beforeUserinfo',
+    (response: { body: unknown; statusCode: number }, req: { headers: IncomingHttpHeaders }) => {
+      const token = /^Bearer (.+)$/.exec(String(req.headers.authorization ?? ''))?.[1];
+      if (!token || !issued.has(token)) {
+        response.statusCode = 401;
+        response.body = { error: 'invalid_token' };
+      } else {
+        response.body = structuredClone(mock.user);
+      }
+    },
+  );
   return mock;
 }
 
@@ -177,7 +189,15 @@ export async function startOidcProvider(
   const issuer = `http://127.0.0.1:${portOf(server)}`;
   const { privateKey } = await generateKeyPair('RS256', { extractable: true });
   const provider = new Provider(issuer, {
-    clients: [{ client_id: client.id, client_secret: client.secret, redirect_uris: client.redirectUris, grant_types: ['authorization_code'], response_types: ['code'] }],
+    clients: [
+      {
+        client_id: client.id,
+        client_secret: client.secret,
+        redirect_uris: client.redirectUris,
+        grant_types: ['authorization_code'],
+        response_types: ['code'],
+      },
+    ],
     claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name', 'preferred_username'] },
     cookies: { keys: ['oauth-test-cookie-key'] },
     jwks: { keys: [{ ...(await exportJWK(privateKey)), kid: KID, alg: 'RS256', use: 'sig' }] },
@@ -213,23 +233,28 @@ export interface Form {
  * Fills oidc-provider's development forms: every input is posted back (the hidden `prompt` too, or it answers
  * 500), the login form with `login` as the account name.
  */
-export const devInteractionForm = (login: string) => (html: string, url: string): Form | undefined => {
-  const m = /<form[^>]*action="([^"]+)"[^>]*>([\s\S]*?)<\/form>/i.exec(html);
-  if (!m) return undefined;
-  const fields: Record<string, string> = {};
-  for (const [tag] of m[2]!.matchAll(/<input[^>]*>/gi)) {
-    const name = /name="([^"]+)"/.exec(tag)?.[1];
-    if (name) fields[name] = /value="([^"]*)"/.exec(tag)?.[1] ?? '';
-  }
-  if ('login' in fields) Object.assign(fields, { login, password: 'any-password' });
-  return { action: new URL(m[1]!, url).href, fields };
-};
+export const devInteractionForm =
+  (login: string) =>
+  (html: string, url: string): Form | undefined => {
+    const m = /<form[^>]*action="([^"]+)"[^>]*>([\s\S]*?)<\/form>/i.exec(html);
+    if (!m) return undefined;
+    const fields: Record<string, string> = {};
+    for (const [tag] of m[2]!.matchAll(/<input[^>]*>/gi)) {
+      const name = /name="([^"]+)"/.exec(tag)?.[1];
+      if (name) fields[name] = /value="([^"]*)"/.exec(tag)?.[1] ?? '';
+    }
+    if ('login' in fields) Object.assign(fields, { login, password: 'any-password' });
+    return { action: new URL(m[1]!, url).href, fields };
+  };
 
 /**
  * A headless browser: follows redirects with a cookie jar per origin and submits the forms `form` fills in,
  * until an answer that is neither; answers it with the path taken.
  */
-export async function browse(startUrl: string, form: (html: string, url: string) => Form | undefined): Promise<{ status: number; text: string; hops: string[] }> {
+export async function browse(
+  startUrl: string,
+  form: (html: string, url: string) => Form | undefined,
+): Promise<{ status: number; text: string; hops: string[] }> {
   const jar = new Map<string, Map<string, string>>();
   const cookies = (url: string) => [...(jar.get(new URL(url).origin) ?? [])].map(([k, v]) => `${k}=${v}`).join('; ');
   let url = startUrl;
@@ -237,7 +262,12 @@ export async function browse(startUrl: string, form: (html: string, url: string)
   let body: string | undefined;
   const hops: string[] = [];
   for (let i = 0; i < 20; i++) {
-    const res = await fetch(url, { method, body, redirect: 'manual', headers: { cookie: cookies(url), ...(body ? { 'content-type': 'application/x-www-form-urlencoded' } : {}) } });
+    const res = await fetch(url, {
+      method,
+      body,
+      redirect: 'manual',
+      headers: { cookie: cookies(url), ...(body ? { 'content-type': 'application/x-www-form-urlencoded' } : {}) },
+    });
     const own = jar.get(new URL(url).origin) ?? new Map<string, string>();
     for (const c of res.headers.getSetCookie()) {
       const [pair] = c.split(';');

@@ -6,6 +6,8 @@ declare module 'oidc-provider' {
     constructor(issuer: string, configuration: Record<string, unknown>);
     callback(): (req: IncomingMessage, res: ServerResponse) => void;
     /** A Koa middleware around the provider's own (its `ctx.body` is the answer about to be sent). */
-    use(middleware: (ctx: { path: string; status: number; body: unknown }, next: () => Promise<void>) => Promise<void>): void;
+    use(
+      middleware: (ctx: { path: string; status: number; body: unknown }, next: () => Promise<void>) => Promise<void>,
+    ): void;
   }
 }

@@ -7,7 +7,11 @@ import { openTestDatabase } from './harness.ts';
  * Makes the database of `config` an installation from before `migration`: the migrations up to the one before it
  * run, then `seed` writes rows in that older schema. Upgrade tests then start the current code on it.
  */
-export async function installBefore(config: ConsoleConfigInput, migration: string, seed: (db: Database) => Promise<void>): Promise<void> {
+export async function installBefore(
+  config: ConsoleConfigInput,
+  migration: string,
+  seed: (db: Database) => Promise<void>,
+): Promise<void> {
   const later = migrations.splice(migrations.findIndex((m) => m.name === migration));
   const db = openTestDatabase(config.database!);
   try {

@@ -8,14 +8,18 @@ import { gunzipSync } from 'node:zlib';
 import * as grpc from '@grpc/grpc-js';
 import protobuf from 'protobufjs';
 
-const Request = protobuf.parse(`syntax = "proto3"; package opentelemetry.proto;
+const Request = protobuf
+  .parse(
+    `syntax = "proto3"; package opentelemetry.proto;
 message AnyValue { oneof value { string string_value = 1; bool bool_value = 2; int64 int_value = 3; double double_value = 4; } }
 message KeyValue { string key = 1; AnyValue value = 2; }  message Resource { repeated KeyValue attributes = 1; }
 message InstrumentationScope { string name = 1; string version = 2; }
 message Span { bytes trace_id = 1; bytes span_id = 2; bytes parent_span_id = 4; string name = 5; int32 kind = 6; fixed64 start_time_unix_nano = 7; fixed64 end_time_unix_nano = 8; repeated KeyValue attributes = 9; }
 message ScopeSpans { InstrumentationScope scope = 1; repeated Span spans = 2; }
 message ResourceSpans { Resource resource = 1; repeated ScopeSpans scope_spans = 2; }
-message ExportTraceServiceRequest { repeated ResourceSpans resource_spans = 1; }`).root.lookupType('opentelemetry.proto.ExportTraceServiceRequest');
+message ExportTraceServiceRequest { repeated ResourceSpans resource_spans = 1; }`,
+  )
+  .root.lookupType('opentelemetry.proto.ExportTraceServiceRequest');
 
 export interface ReceivedSpan {
   via: 'otlp-http-json' | 'otlp-http-protobuf' | 'otlp-grpc' | 'zipkin';
@@ -41,9 +45,24 @@ export interface Receiver {
   close(): Promise<void>;
 }
 
-interface OtlpValue { stringValue?: string; boolValue?: boolean; intValue?: unknown; doubleValue?: number }
+interface OtlpValue {
+  stringValue?: string;
+  boolValue?: boolean;
+  intValue?: unknown;
+  doubleValue?: number;
+}
 interface OtlpRequest {
-  resourceSpans?: { resource?: { attributes?: { key: string; value?: OtlpValue }[] }; scopeSpans?: { spans?: { traceId: unknown; parentSpanId?: unknown; name: string; attributes?: { key: string; value?: OtlpValue }[] }[] }[] }[];
+  resourceSpans?: {
+    resource?: { attributes?: { key: string; value?: OtlpValue }[] };
+    scopeSpans?: {
+      spans?: {
+        traceId: unknown;
+        parentSpanId?: unknown;
+        name: string;
+        attributes?: { key: string; value?: OtlpValue }[];
+      }[];
+    }[];
+  }[];
 }
 
 const hex = (id: unknown) => (typeof id === 'string' ? id : Buffer.from(id as Uint8Array).toString('hex')) || undefined;
@@ -102,13 +121,29 @@ export async function startReceiver(options: ReceiverOptions = {}): Promise<Rece
         return res.end('{}');
       }
       if (req.url === '/v1/traces') {
-        collect('otlp-http-protobuf', Request.toObject(Request.decode(body), { longs: String, bytes: Buffer }) as OtlpRequest);
+        collect(
+          'otlp-http-protobuf',
+          Request.toObject(Request.decode(body), { longs: String, bytes: Buffer }) as OtlpRequest,
+        );
         res.setHeader('content-type', 'application/x-protobuf');
         return res.end();
       }
       if (req.url === '/api/v2/spans') {
-        for (const s of JSON.parse(body.toString()) as { localEndpoint?: { serviceName?: string }; name: string; traceId: string; parentId?: string; tags?: Record<string, string> }[])
-          spans.push({ via: 'zipkin', service: s.localEndpoint?.serviceName, name: s.name, traceId: s.traceId, parentId: s.parentId, attrs: s.tags ?? {} });
+        for (const s of JSON.parse(body.toString()) as {
+          localEndpoint?: { serviceName?: string };
+          name: string;
+          traceId: string;
+          parentId?: string;
+          tags?: Record<string, string>;
+        }[])
+          spans.push({
+            via: 'zipkin',
+            service: s.localEndpoint?.serviceName,
+            name: s.name,
+            traceId: s.traceId,
+            parentId: s.parentId,
+            attrs: s.tags ?? {},
+          });
         res.statusCode = 202;
         return res.end();
       }
@@ -117,7 +152,12 @@ export async function startReceiver(options: ReceiverOptions = {}): Promise<Rece
     });
   };
   const tls = options.tls;
-  const server = tls ? createTlsServer({ key: tls.key, cert: tls.cert, ca: tls.ca, requestCert: !!tls.ca, rejectUnauthorized: !!tls.ca }, handle) : createServer(handle);
+  const server = tls
+    ? createTlsServer(
+        { key: tls.key, cert: tls.cert, ca: tls.ca, requestCert: !!tls.ca, rejectUnauthorized: !!tls.ca },
+        handle,
+      )
+    : createServer(handle);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
 
   const g = new grpc.Server();
@@ -127,22 +167,31 @@ export async function startReceiver(options: ReceiverOptions = {}): Promise<Rece
         path: '/opentelemetry.proto.collector.trace.v1.TraceService/Export',
         requestStream: false,
         responseStream: false,
-        requestDeserialize: (b: Buffer) => ({ raw: b, decoded: Request.toObject(Request.decode(b), { longs: String, bytes: Buffer }) }),
+        requestDeserialize: (b: Buffer) => ({
+          raw: b,
+          decoded: Request.toObject(Request.decode(b), { longs: String, bytes: Buffer }),
+        }),
         requestSerialize: (o: object) => Buffer.from(Request.encode(o).finish()),
         responseSerialize: () => Buffer.alloc(0),
         responseDeserialize: () => ({}),
       },
     },
     {
-      Export: (call: grpc.ServerUnaryCall<{ raw: Buffer; decoded: OtlpRequest }, object>, cb: grpc.sendUnaryData<object>) => {
+      Export: (
+        call: grpc.ServerUnaryCall<{ raw: Buffer; decoded: OtlpRequest }, object>,
+        cb: grpc.sendUnaryData<object>,
+      ) => {
         headers.push(call.metadata.getMap());
-        if (refuse(call.request.raw)) return cb({ code: grpc.status.UNAVAILABLE, details: 'refused by the test receiver' });
+        if (refuse(call.request.raw))
+          return cb({ code: grpc.status.UNAVAILABLE, details: 'refused by the test receiver' });
         collect('otlp-grpc', call.request.decoded);
         cb(null, {});
       },
     },
   );
-  const grpcCredentials = tls ? grpc.ServerCredentials.createSsl(tls.ca ?? null, [{ private_key: tls.key, cert_chain: tls.cert }], !!tls.ca) : grpc.ServerCredentials.createInsecure();
+  const grpcCredentials = tls
+    ? grpc.ServerCredentials.createSsl(tls.ca ?? null, [{ private_key: tls.key, cert_chain: tls.cert }], !!tls.ca)
+    : grpc.ServerCredentials.createInsecure();
   const grpcPort = await new Promise<number>((resolve, reject) =>
     g.bindAsync(`127.0.0.1:${options.grpcPort ?? 0}`, grpcCredentials, (e, port) => (e ? reject(e) : resolve(port))),
   );
@@ -160,7 +209,10 @@ export async function startReceiver(options: ReceiverOptions = {}): Promise<Rece
       for (;;) {
         const found = spans.find(test);
         if (found) return found;
-        if (Date.now() > until) throw new Error(`no matching span within ${ms} ms; got: ${spans.map((s) => `${s.via} ${s.name}`).join(', ') || 'none'}`);
+        if (Date.now() > until)
+          throw new Error(
+            `no matching span within ${ms} ms; got: ${spans.map((s) => `${s.via} ${s.name}`).join(', ') || 'none'}`,
+          );
         await new Promise((r) => setTimeout(r, 50));
       }
     },

@@ -46,8 +46,10 @@ export function throwawayUnavailable(kind: ThrowawayKind): string | undefined {
   if (kind === 'postgres' && !process.env.TEST_PG_URL) return 'PostgreSQL lane off (TEST_PG_URL not set)';
   if (kind === 'mysql' && !process.env.TEST_MYSQL_URL) return 'MariaDB lane off (TEST_MYSQL_URL not set)';
   if (process.getuid?.() !== 0) return 'throwaway database servers need root (runuser / --user=mysql)';
-  if (kind === 'postgres' && (!pgBin() || !onPath('runuser'))) return 'PostgreSQL binaries (initdb, pg_ctl) not installed';
-  if (kind === 'mysql' && !['mariadbd', 'mariadb-install-db', 'mariadb-admin', 'mariadb'].every(onPath)) return 'MariaDB binaries not installed';
+  if (kind === 'postgres' && (!pgBin() || !onPath('runuser')))
+    return 'PostgreSQL binaries (initdb, pg_ctl) not installed';
+  if (kind === 'mysql' && !['mariadbd', 'mariadb-install-db', 'mariadb-admin', 'mariadb'].every(onPath))
+    return 'MariaDB binaries not installed';
   return undefined;
 }
 
@@ -90,13 +92,18 @@ async function startPostgres(): Promise<ThrowawayServer> {
   const bin = pgBin()!;
   const port = await freePort();
   const { root, data } = serverFolder('postgres');
-  const asPostgres = (tool: string, args: string[], what: string) => run('runuser', ['-u', 'postgres', '--', join(bin, tool), ...args], what);
+  const asPostgres = (tool: string, args: string[], what: string) =>
+    run('runuser', ['-u', 'postgres', '--', join(bin, tool), ...args], what);
   // Trust: the server listens on loopback only and lives for one test file.
   asPostgres('initdb', ['-D', data, '-U', 'postgres', '-E', 'UTF8', '--locale=C.UTF-8', '--auth=trust'], 'initdb');
   const options = `-c listen_addresses=127.0.0.1 -p ${port} -k ${root} -c fsync=off -c synchronous_commit=off -c full_page_writes=off`;
   let running = false;
   const start = async () => {
-    asPostgres('pg_ctl', ['-D', data, '-l', join(root, 'log'), '-w', '-t', '60', '-o', options, 'start'], 'pg_ctl start');
+    asPostgres(
+      'pg_ctl',
+      ['-D', data, '-l', join(root, 'log'), '-w', '-t', '60', '-o', options, 'start'],
+      'pg_ctl start',
+    );
     running = true;
   };
   const stop = async () => {
@@ -106,11 +113,38 @@ async function startPostgres(): Promise<ThrowawayServer> {
     running = false;
   };
   await start();
-  run('psql', ['-h', root, '-p', String(port), '-U', 'postgres', '-d', 'postgres', '-qX', '-v', 'ON_ERROR_STOP=1', '-c', 'CREATE DATABASE app'], 'create database');
+  run(
+    'psql',
+    [
+      '-h',
+      root,
+      '-p',
+      String(port),
+      '-U',
+      'postgres',
+      '-d',
+      'postgres',
+      '-qX',
+      '-v',
+      'ON_ERROR_STOP=1',
+      '-c',
+      'CREATE DATABASE app',
+    ],
+    'create database',
+  );
   return {
     kind: 'postgres',
     port,
-    database: () => ({ driver: 'postgres', host: '127.0.0.1', port, username: 'postgres', password: '', schema: 'app', table_prefix: 't_', max_open_connections: 5 }),
+    database: () => ({
+      driver: 'postgres',
+      host: '127.0.0.1',
+      port,
+      username: 'postgres',
+      password: '',
+      schema: 'app',
+      table_prefix: 't_',
+      max_open_connections: 5,
+    }),
     start,
     stop,
     async destroy() {
@@ -124,16 +158,37 @@ async function startMariaDb(): Promise<ThrowawayServer> {
   const port = await freePort();
   const { root, data } = serverFolder('mysql');
   const socket = join(root, 'sock');
-  run('mariadb-install-db', ['--no-defaults', '--user=mysql', `--datadir=${data}`, '--auth-root-authentication-method=socket', '--skip-test-db'], 'mariadb-install-db');
+  run(
+    'mariadb-install-db',
+    [
+      '--no-defaults',
+      '--user=mysql',
+      `--datadir=${data}`,
+      '--auth-root-authentication-method=socket',
+      '--skip-test-db',
+    ],
+    'mariadb-install-db',
+  );
   let server: ChildProcess | undefined;
-  const ping = () => spawnSync('mariadb-admin', ['--no-defaults', `--socket=${socket}`, '-uroot', 'ping'], { stdio: 'ignore' }).status === 0;
+  const ping = () =>
+    spawnSync('mariadb-admin', ['--no-defaults', `--socket=${socket}`, '-uroot', 'ping'], { stdio: 'ignore' })
+      .status === 0;
   const start = async () => {
     server = spawn(
       'mariadbd',
       [
-        '--no-defaults', '--user=mysql', `--datadir=${data}`, '--bind-address=127.0.0.1', `--port=${port}`, `--socket=${socket}`,
-        `--pid-file=${join(root, 'pid')}`, `--log-error=${join(root, 'err.log')}`, '--skip-name-resolve',
-        '--character-set-server=utf8mb4', '--collation-server=utf8mb4_unicode_ci', '--innodb-flush-log-at-trx-commit=0',
+        '--no-defaults',
+        '--user=mysql',
+        `--datadir=${data}`,
+        '--bind-address=127.0.0.1',
+        `--port=${port}`,
+        `--socket=${socket}`,
+        `--pid-file=${join(root, 'pid')}`,
+        `--log-error=${join(root, 'err.log')}`,
+        '--skip-name-resolve',
+        '--character-set-server=utf8mb4',
+        '--collation-server=utf8mb4_unicode_ci',
+        '--innodb-flush-log-at-trx-commit=0',
       ],
       { stdio: 'ignore' },
     );
@@ -151,11 +206,30 @@ async function startMariaDb(): Promise<ThrowawayServer> {
   const onExit = () => server?.kill('SIGKILL');
   process.once('exit', onExit);
   await start();
-  run('mariadb', ['--no-defaults', `--socket=${socket}`, '-uroot', '-e', "CREATE DATABASE app; CREATE USER 'app'@'127.0.0.1' IDENTIFIED BY 'app'; GRANT ALL ON *.* TO 'app'@'127.0.0.1';"], 'create database');
+  run(
+    'mariadb',
+    [
+      '--no-defaults',
+      `--socket=${socket}`,
+      '-uroot',
+      '-e',
+      "CREATE DATABASE app; CREATE USER 'app'@'127.0.0.1' IDENTIFIED BY 'app'; GRANT ALL ON *.* TO 'app'@'127.0.0.1';",
+    ],
+    'create database',
+  );
   return {
     kind: 'mysql',
     port,
-    database: () => ({ driver: 'mysql', host: '127.0.0.1', port, username: 'app', password: 'app', schema: 'app', table_prefix: 't_', max_open_connections: 5 }),
+    database: () => ({
+      driver: 'mysql',
+      host: '127.0.0.1',
+      port,
+      username: 'app',
+      password: 'app',
+      schema: 'app',
+      table_prefix: 't_',
+      max_open_connections: 5,
+    }),
     start,
     stop,
     async destroy() {

@@ -28,12 +28,45 @@ export function createTestPki(): TestPki {
   const at = (name: string) => join(dir, name);
   const openssl = (...args: string[]) => execFileSync('openssl', args, { stdio: 'pipe' });
   const ecKey = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
-  openssl('req', '-x509', ...ecKey, '-keyout', at('ca.key'), '-out', at('ca.crt'), '-days', '2', '-subj', '/CN=Console Test CA');
+  openssl(
+    'req',
+    '-x509',
+    ...ecKey,
+    '-keyout',
+    at('ca.key'),
+    '-out',
+    at('ca.crt'),
+    '-days',
+    '2',
+    '-subj',
+    '/CN=Console Test CA',
+  );
   const issue = (name: string, extensions: string): Pair => {
     writeFileSync(at(`${name}.ext`), extensions);
     openssl('req', ...ecKey, '-keyout', at(`${name}.key`), '-out', at(`${name}.csr`), '-subj', `/CN=${name}.test`);
-    openssl('x509', '-req', '-in', at(`${name}.csr`), '-CA', at('ca.crt'), '-CAkey', at('ca.key'), '-CAcreateserial', '-days', '2', '-out', at(`${name}.crt`), '-extfile', at(`${name}.ext`));
-    return { certFile: at(`${name}.crt`), keyFile: at(`${name}.key`), cert: readFileSync(at(`${name}.crt`)), key: readFileSync(at(`${name}.key`)) };
+    openssl(
+      'x509',
+      '-req',
+      '-in',
+      at(`${name}.csr`),
+      '-CA',
+      at('ca.crt'),
+      '-CAkey',
+      at('ca.key'),
+      '-CAcreateserial',
+      '-days',
+      '2',
+      '-out',
+      at(`${name}.crt`),
+      '-extfile',
+      at(`${name}.ext`),
+    );
+    return {
+      certFile: at(`${name}.crt`),
+      keyFile: at(`${name}.key`),
+      cert: readFileSync(at(`${name}.crt`)),
+      key: readFileSync(at(`${name}.key`)),
+    };
   };
   return {
     caFile: at('ca.crt'),

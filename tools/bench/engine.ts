@@ -51,7 +51,12 @@ const heapMb = () => {
 };
 const quantile = (sorted: number[], q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
 
-async function measure(system: string, database: string, make: (onStart: () => void) => Promise<Subject>, note?: string): Promise<Result> {
+async function measure(
+  system: string,
+  database: string,
+  make: (onStart: () => void) => Promise<Subject>,
+  note?: string,
+): Promise<Result> {
   process.stdout.write(`running ${system} on ${database}...\n`);
   let started = 0;
   let wake: (() => void) | undefined;
@@ -90,7 +95,16 @@ async function measure(system: string, database: string, make: (onStart: () => v
       await sleep(2);
     }
     latencies.sort((a, b) => a - b);
-    return { system, database, tasksPerSecond, p50: quantile(latencies, 0.5), p99: quantile(latencies, 0.99), heapBefore, heapAfter: heapMb(), note };
+    return {
+      system,
+      database,
+      tasksPerSecond,
+      p50: quantile(latencies, 0.5),
+      p99: quantile(latencies, 0.99),
+      heapBefore,
+      heapAfter: heapMb(),
+      note,
+    };
   } finally {
     await subject.stop();
   }
@@ -128,7 +142,10 @@ function consoleEngine(options: DbOptions) {
     await db.migrate();
     const feed = await startChangeFeed(db, logger);
     const files = mkdtempSync(join(tmpdir(), 'bench-engine-files-'));
-    const settings = { get: <T>(key: string) => ({ task_max_concurrent: CONCURRENCY, task_log_storage_backend: 'database' })[key] as T, onChange: () => {} };
+    const settings = {
+      get: <T>(key: string) => ({ task_max_concurrent: CONCURRENCY, task_log_storage_backend: 'database' })[key] as T,
+      onChange: () => {},
+    };
     const engine = new TaskEngine({
       db,
       feed,
@@ -136,7 +153,16 @@ function consoleEngine(options: DbOptions) {
       registry: new Registry(),
       logger,
       logSinks: createLogSinks(db, files),
-      config: { leaseTtlMs: 30_000, leaseRenewIntervalMs: 10_000, reaperIntervalMs: 15_000, pollIntervalMs: 1000, retryBackoffBaseMs: 1000, retryBackoffMaxMs: 300_000, fileUploadPath: files, shutdownTimeoutMs: 5000 },
+      config: {
+        leaseTtlMs: 30_000,
+        leaseRenewIntervalMs: 10_000,
+        reaperIntervalMs: 15_000,
+        pollIntervalMs: 1000,
+        retryBackoffBaseMs: 1000,
+        retryBackoffMaxMs: 300_000,
+        fileUploadPath: files,
+        shutdownTimeoutMs: 5000,
+      },
     });
     engine.register('noop', async () => void onStart());
     await engine.start();
@@ -147,7 +173,8 @@ function consoleEngine(options: DbOptions) {
       async stop() {
         await engine.stop();
         await feed.close();
-        if (options.driver === 'postgres') for (const name of Object.values(db.t)) await db.knex.raw('drop table if exists ?? cascade', [name]);
+        if (options.driver === 'postgres')
+          for (const name of Object.values(db.t)) await db.knex.raw('drop table if exists ?? cascade', [name]);
         await db.close();
         rmSync(files, { recursive: true, force: true });
       },
@@ -161,11 +188,20 @@ async function graphileWorker(url: string) {
   const logger = new Logger(() => () => {});
   const schema = `gw_bench_${randomBytes(3).toString('hex')}`;
   return async (onStart: () => void): Promise<Subject> => {
-    const runner = await run({ connectionString: url, schema, concurrency: CONCURRENCY, noHandleSignals: true, taskList: { noop: async () => void onStart() }, crontab: '', logger });
+    const runner = await run({
+      connectionString: url,
+      schema,
+      concurrency: CONCURRENCY,
+      noHandleSignals: true,
+      taskList: { noop: async () => void onStart() },
+      crontab: '',
+      logger,
+    });
     const utils = await makeWorkerUtils({ connectionString: url, schema, logger });
     return {
       onStart,
-      createMany: async (n) => void (await utils.addJobs(Array.from({ length: n }, () => ({ identifier: 'noop', payload: {} })))),
+      createMany: async (n) =>
+        void (await utils.addJobs(Array.from({ length: n }, () => ({ identifier: 'noop', payload: {} })))),
       createOne: async () => void (await utils.addJob('noop', {})),
       async stop() {
         await runner.stop();
@@ -209,12 +245,28 @@ async function pgBoss(url: string) {
 
 const results: Result[] = [];
 const sqlitePath = join(mkdtempSync(join(tmpdir(), 'bench-engine-')), 'console.db');
-const sqlite: DbOptions = { ...pgOptions('postgres://x@localhost/x', 't_'), driver: 'sqlite', path: sqlitePath, maxOpenConnections: 1, maxIdleConnections: 1 };
-console.log(`${TASKS} no-op tasks at concurrency ${CONCURRENCY}, then ${TRICKLE} single tasks one at a time (Node ${process.version})\n`);
+const sqlite: DbOptions = {
+  ...pgOptions('postgres://x@localhost/x', 't_'),
+  driver: 'sqlite',
+  path: sqlitePath,
+  maxOpenConnections: 1,
+  maxIdleConnections: 1,
+};
+console.log(
+  `${TASKS} no-op tasks at concurrency ${CONCURRENCY}, then ${TRICKLE} single tasks one at a time (Node ${process.version})\n`,
+);
 results.push(await measure('console engine', 'sqlite', consoleEngine(sqlite)));
 if (PG_URL) {
-  results.push(await measure('console engine', 'postgres', consoleEngine(pgOptions(PG_URL, `bench${randomBytes(3).toString('hex')}_`))));
-  results.push(await measure('graphile-worker 0.17', 'postgres', await graphileWorker(PG_URL), 'defaults, concurrency 10'));
+  results.push(
+    await measure(
+      'console engine',
+      'postgres',
+      consoleEngine(pgOptions(PG_URL, `bench${randomBytes(3).toString('hex')}_`)),
+    ),
+  );
+  results.push(
+    await measure('graphile-worker 0.17', 'postgres', await graphileWorker(PG_URL), 'defaults, concurrency 10'),
+  );
   results.push(await measure('pg-boss 10', 'postgres', await pgBoss(PG_URL), 'tuned: 100 per fetch, 0.5 s poll'));
 } else {
   console.log('(no BENCH_PG_URL or TEST_PG_URL: PostgreSQL runs skipped)\n');
@@ -224,7 +276,13 @@ if (chdbInstalled()) {
   const dir = mkdtempSync(join(tmpdir(), 'bench-chdb-'));
   const shim = await startShim({ dir, databases: ['bench'] });
   const u = new URL(shim.url);
-  const ch: DbOptions = { ...pgOptions(shim.url, `bench${randomBytes(3).toString('hex')}_`), driver: 'clickhouse', port: Number(u.port), schema: 'bench', maxOpenConnections: 5 };
+  const ch: DbOptions = {
+    ...pgOptions(shim.url, `bench${randomBytes(3).toString('hex')}_`),
+    driver: 'clickhouse',
+    port: Number(u.port),
+    schema: 'bench',
+    maxOpenConnections: 5,
+  };
   results.push(await measure('console engine', 'clickhouse', consoleEngine(ch)));
   await shim.close();
   rmSync(dir, { recursive: true, force: true });
@@ -235,9 +293,23 @@ if (chdbInstalled()) {
 const fmt = (n: number, d = 0) => n.toFixed(d);
 const rows = [
   ['system', 'database', 'tasks/s', 'create→start p50 ms', 'p99 ms', 'heap MB before→after', 'note'],
-  ...results.map((r) => [r.system, r.database, fmt(r.tasksPerSecond), fmt(r.p50, 1), fmt(r.p99, 1), `${fmt(r.heapBefore)}→${fmt(r.heapAfter)}`, r.note ?? '']),
+  ...results.map((r) => [
+    r.system,
+    r.database,
+    fmt(r.tasksPerSecond),
+    fmt(r.p50, 1),
+    fmt(r.p99, 1),
+    `${fmt(r.heapBefore)}→${fmt(r.heapAfter)}`,
+    r.note ?? '',
+  ]),
 ];
 const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
-for (const r of rows) console.log(r.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd());
+for (const r of rows)
+  console.log(
+    r
+      .map((c, i) => c.padEnd(widths[i]!))
+      .join('  ')
+      .trimEnd(),
+  );
 rmSync(sqlitePath, { force: true });
 process.exit(0);

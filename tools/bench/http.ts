@@ -25,10 +25,18 @@ interface Child {
 const startScript = (JSON.parse(readFileSync('package.json', 'utf8')) as { scripts: { start: string } }).scripts.start;
 const nodeFlags = startScript.split(' ').filter((word) => word.startsWith('--max-'));
 
-const env = { ...process.env, NODE_ENV: 'production', BENCH_PASSWORD: 'bench-password-1', BENCH_DB: join(mkdtempSync(join(tmpdir(), 'console-bench-')), 'console.db') };
+const env = {
+  ...process.env,
+  NODE_ENV: 'production',
+  BENCH_PASSWORD: 'bench-password-1',
+  BENCH_DB: join(mkdtempSync(join(tmpdir(), 'console-bench-')), 'console.db'),
+};
 
 async function start(script: string, childEnv = env): Promise<Child> {
-  const proc = spawn(process.execPath, [...nodeFlags, script], { stdio: ['ignore', 'pipe', 'inherit', 'ipc'], env: childEnv });
+  const proc = spawn(process.execPath, [...nodeFlags, script], {
+    stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
+    env: childEnv,
+  });
   const line = await new Promise<string>((resolve, reject) => {
     createInterface({ input: proc.stdout! }).once('line', resolve);
     proc.once('exit', (code) => reject(new Error(`${script} exited with ${code}`)));
@@ -39,7 +47,9 @@ async function start(script: string, childEnv = env): Promise<Child> {
 /** The child's CPU time in microseconds (user + system), asked over IPC. */
 function cpuMicros(child: Child): Promise<number> {
   return new Promise((resolve) => {
-    child.proc.once('message', (m) => resolve((m as { user: number; system: number }).user + (m as { system: number }).system));
+    child.proc.once('message', (m) =>
+      resolve((m as { user: number; system: number }).user + (m as { system: number }).system),
+    );
     child.proc.send('cpu');
   });
 }
@@ -67,16 +77,26 @@ const SEARCH_TERMS = Array.from({ length: 5_000 }, (_, i) => `er${String(i * 2).
 /** What a row requests: one path, or a path made anew for every request. */
 type Target = string | (() => string);
 
-async function measure(name: string, child: Child, target: Target, headers: Record<string, string> = {}): Promise<Result> {
+async function measure(
+  name: string,
+  child: Child,
+  target: Target,
+  headers: Record<string, string> = {},
+): Promise<Result> {
   const pid = child.proc.pid!;
   await new Promise((r) => setTimeout(r, 1000));
   const idleRss = rssMb(pid);
   let loadRss = idleRss;
   const sampler = setInterval(() => (loadRss = Math.max(loadRss, rssMb(pid))), 250);
   const base = `http://127.0.0.1:${child.info.port}`;
-  const options = typeof target === 'string'
-    ? { url: `${base}${target}`, headers }
-    : { url: `${base}${target()}`, headers, requests: [{ setupRequest: (req: object) => ({ ...req, path: target() }) }] };
+  const options =
+    typeof target === 'string'
+      ? { url: `${base}${target}`, headers }
+      : {
+          url: `${base}${target()}`,
+          headers,
+          requests: [{ setupRequest: (req: object) => ({ ...req, path: target() }) }],
+        };
   // A short warm-up so JIT and caches are in the same state for every target.
   await autocannon({ ...options, connections, duration: 2 });
   const cpu0 = await cpuMicros(child);
@@ -84,7 +104,17 @@ async function measure(name: string, child: Child, target: Target, headers: Reco
   const cpu = (await cpuMicros(child)) - cpu0;
   clearInterval(sampler);
   const cpuPerRequest = cpu / Math.max(1, r.requests.total);
-  return { name, rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, non2xx: r.non2xx, errors: r.errors, cpuPerRequest, idleRss, loadRss };
+  return {
+    name,
+    rps: r.requests.average,
+    p50: r.latency.p50,
+    p99: r.latency.p99,
+    non2xx: r.non2xx,
+    errors: r.errors,
+    cpuPerRequest,
+    idleRss,
+    loadRss,
+  };
 }
 
 const bare = await start('dist/tools/bench/serve-bare.js');
@@ -95,7 +125,10 @@ bare.proc.kill('SIGTERM');
 async function consoleRows(database: string, extra: Record<string, string> = {}): Promise<Result[]> {
   const childEnv = { ...env, ...extra };
   await new Promise<void>((resolve, reject) =>
-    spawn(process.execPath, ['dist/tools/bench/seed-users.js'], { stdio: 'inherit', env: childEnv }).once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`seeding failed: ${code}`)))),
+    spawn(process.execPath, ['dist/tools/bench/seed-users.js'], { stdio: 'inherit', env: childEnv }).once(
+      'exit',
+      (code) => (code === 0 ? resolve() : reject(new Error(`seeding failed: ${code}`))),
+    ),
   );
   const child = await start('dist/tools/bench/serve-console.js', childEnv);
   const auth = { authorization: `Bearer ${child.info.token}` };
@@ -107,7 +140,10 @@ async function consoleRows(database: string, extra: Record<string, string> = {})
     ['GET /trpc/users.list', `/trpc/users.list?input=${encodeURIComponent(JSON.stringify({ page_size: 10 }))}`],
     ['GET /api/auth/me', '/api/auth/me'],
     ['GET /trpc/auth.me', '/trpc/auth.me'],
-    ['GET /trpc/auth.me,users.list (one batch)', `/trpc/auth.me,users.list?batch=1&input=${encodeURIComponent(JSON.stringify({ 1: { page_size: 10 } }))}`],
+    [
+      'GET /trpc/auth.me,users.list (one batch)',
+      `/trpc/auth.me,users.list?batch=1&input=${encodeURIComponent(JSON.stringify({ 1: { page_size: 10 } }))}`,
+    ],
     ['GET /api/users?search=<5,000 terms>', search],
     ['GET /api/tasks', '/api/tasks'],
     ['GET /api/audit-logs', '/api/audit-logs'],
@@ -125,22 +161,43 @@ async function clickhouseRows(): Promise<Result[]> {
     return [];
   }
   const dir = mkdtempSync(join(tmpdir(), 'console-bench-chdb-'));
-  const shim = spawn(process.execPath, ['--import', 'tsx', 'test/support/clickhouse-shim.ts', dir, '0', '', 'bench'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const shim = spawn(process.execPath, ['--import', 'tsx', 'test/support/clickhouse-shim.ts', dir, '0', '', 'bench'], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   try {
     const line = await new Promise<string>((resolve, reject) => {
       createInterface({ input: shim.stdout! }).once('line', resolve);
       shim.once('exit', (code) => reject(new Error(`the clickhouse shim exited with ${code}`)));
     });
     const url = new URL(/http:\/\/\S+/.exec(line)![0]);
-    return await consoleRows('clickhouse', { BENCH_DATABASE: JSON.stringify({ driver: 'clickhouse', host: url.hostname, port: Number(url.port), schema: 'bench' }) });
+    return await consoleRows('clickhouse', {
+      BENCH_DATABASE: JSON.stringify({
+        driver: 'clickhouse',
+        host: url.hostname,
+        port: Number(url.port),
+        schema: 'bench',
+      }),
+    });
   } finally {
     shim.kill('SIGTERM');
   }
 }
 
 const rows = [ceiling, ...(await consoleRows('sqlite')), ...(await clickhouseRows())];
-console.log(`\nHTTP benchmark: ${connections} connections, ${seconds} s each, 10,000 users, 2,000 tasks, 20,000 audit records\n`);
-console.log('target'.padEnd(52), 'req/s'.padStart(9), 'p50 ms'.padStart(7), 'p99 ms'.padStart(7), 'of ceiling'.padStart(11), 'CPU µs/req'.padStart(11), 'idle RSS'.padStart(9), 'load RSS'.padStart(9), ' errors');
+console.log(
+  `\nHTTP benchmark: ${connections} connections, ${seconds} s each, 10,000 users, 2,000 tasks, 20,000 audit records\n`,
+);
+console.log(
+  'target'.padEnd(52),
+  'req/s'.padStart(9),
+  'p50 ms'.padStart(7),
+  'p99 ms'.padStart(7),
+  'of ceiling'.padStart(11),
+  'CPU µs/req'.padStart(11),
+  'idle RSS'.padStart(9),
+  'load RSS'.padStart(9),
+  ' errors',
+);
 for (const r of rows) {
   console.log(
     r.name.padEnd(52),
@@ -156,10 +213,15 @@ for (const r of rows) {
 }
 const cpuRatio = (r: Result) => `${((ceiling.cpuPerRequest / r.cpuPerRequest) * 100).toFixed(1)}%`;
 console.log('\nServer CPU per request relative to the ceiling (steadier than req/s on a shared machine), SQLite:');
-for (const r of rows.slice(1).filter((row) => row.name.endsWith('(sqlite)'))) console.log(`  ${r.name.replace(' (sqlite)', '').padEnd(45)} ${cpuRatio(r)}`);
-console.log('Targets: /api/users ≥ 30% of the ceiling, p99 ≤ 25 ms, idle RSS ≤ 120 MB (SQLite); p99 ≤ 50 ms on ClickHouse.');
-console.log('         /trpc/users.list and the batch ≥ 25% of the ceiling, p99 ≤ twice /api/users\'s (SQLite).');
-console.log('         /api/auth/me and /trpc/auth.me ≥ 25% of the ceiling; the uncached lists (search, tasks, audit logs) ≥ 10% (SQLite).');
+for (const r of rows.slice(1).filter((row) => row.name.endsWith('(sqlite)')))
+  console.log(`  ${r.name.replace(' (sqlite)', '').padEnd(45)} ${cpuRatio(r)}`);
+console.log(
+  'Targets: /api/users ≥ 30% of the ceiling, p99 ≤ 25 ms, idle RSS ≤ 120 MB (SQLite); p99 ≤ 50 ms on ClickHouse.',
+);
+console.log("         /trpc/users.list and the batch ≥ 25% of the ceiling, p99 ≤ twice /api/users's (SQLite).");
+console.log(
+  '         /api/auth/me and /trpc/auth.me ≥ 25% of the ceiling; the uncached lists (search, tasks, audit logs) ≥ 10% (SQLite).',
+);
 const failed = rows.reduce((n, r) => n + r.non2xx + r.errors, 0);
 if (failed) {
   console.error(`${failed} requests failed`);

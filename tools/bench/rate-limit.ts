@@ -22,7 +22,12 @@ const makers: Record<string, () => Limit> = {
   },
   '@fastify/rate-limit': () => {
     // `cache` sizes the limiter's own store (5000 keys when left out); the typed options do not list it.
-    const options = { max: LIMIT, timeWindow: 60_000, cache: 100_000, keyGenerator: (req: FastifyRequest) => (req as unknown as { key: string }).key };
+    const options = {
+      max: LIMIT,
+      timeWindow: 60_000,
+      cache: 100_000,
+      keyGenerator: (req: FastifyRequest) => (req as unknown as { key: string }).key,
+    };
     const limit = app.createRateLimit(options as Parameters<typeof app.createRateLimit>[0]);
     const req = { ip: '', routeOptions: { config: {} }, key: '' };
     return async (key) => {
@@ -54,8 +59,12 @@ for (const [workload, keyOf] of Object.entries(workloads)) {
   }
 }
 const [ours, theirs] = Object.keys(makers) as [string, string];
-console.log(`ns per counted request, best of ${ROUNDS} rounds of ${OPS.toLocaleString('en')} (ratio = ${theirs} / ${ours})`);
+console.log(
+  `ns per counted request, best of ${ROUNDS} rounds of ${OPS.toLocaleString('en')} (ratio = ${theirs} / ${ours})`,
+);
 for (const [workload, r] of Object.entries(best)) {
-  console.log(`  ${workload.padEnd(26)} ${ours} ${r[ours]!.toFixed(0).padStart(6)}   ${theirs} ${r[theirs]!.toFixed(0).padStart(6)}   ratio ${(r[theirs]! / r[ours]!).toFixed(2)}`);
+  console.log(
+    `  ${workload.padEnd(26)} ${ours} ${r[ours]!.toFixed(0).padStart(6)}   ${theirs} ${r[theirs]!.toFixed(0).padStart(6)}   ratio ${(r[theirs]! / r[ours]!).toFixed(2)}`,
+  );
 }
 await app.close();

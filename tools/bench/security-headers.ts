@@ -41,10 +41,13 @@ async function app(withHeaders: (app: FastifyInstance) => Promise<void>): Promis
 const agent = new Agent({ keepAlive: true, maxSockets: 1 });
 function get(a: FastifyInstance): Promise<Record<string, string | string[] | undefined>> {
   return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port: (a.server.address() as AddressInfo).port, path: '/x', agent }, (res) => {
-      res.resume();
-      res.on('end', () => resolve(res.headers));
-    });
+    const req = request(
+      { host: '127.0.0.1', port: (a.server.address() as AddressInfo).port, path: '/x', agent },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.headers));
+      },
+    );
     req.on('error', reject);
     req.end();
   });
@@ -67,9 +70,12 @@ const seen: Record<string, string> = {};
 for (const [name, a] of Object.entries(apps)) {
   const headers = await get(a);
   // helmet writes the CSP without spaces after its semicolons: the same policy.
-  seen[name] = ['content-security-policy', 'referrer-policy', 'x-frame-options', 'x-content-type-options'].map((h) => `${h}=${String(headers[h]).replace(/;\s*/g, ';')}`).join(' ');
+  seen[name] = ['content-security-policy', 'referrer-policy', 'x-frame-options', 'x-content-type-options']
+    .map((h) => `${h}=${String(headers[h]).replace(/;\s*/g, ';')}`)
+    .join(' ');
 }
-if (seen['security-headers.ts'] !== seen['@fastify/helmet']) throw new Error(`headers differ:\n${seen['security-headers.ts']}\n${seen['@fastify/helmet']}`);
+if (seen['security-headers.ts'] !== seen['@fastify/helmet'])
+  throw new Error(`headers differ:\n${seen['security-headers.ts']}\n${seen['@fastify/helmet']}`);
 
 const best: Record<string, number> = {};
 for (let round = -1; round < ROUNDS; round++) {
@@ -81,8 +87,11 @@ for (let round = -1; round < ROUNDS; round++) {
   }
 }
 const base = best['no headers']!;
-console.log(`µs per request, best of ${ROUNDS} rounds of ${OPS.toLocaleString('en')} (same headers: ${seen['@fastify/helmet']})`);
-for (const [name, us] of Object.entries(best)) console.log(`  ${name.padEnd(20)} ${us.toFixed(2).padStart(6)}   headers' own cost ${(us - base).toFixed(2)}`);
+console.log(
+  `µs per request, best of ${ROUNDS} rounds of ${OPS.toLocaleString('en')} (same headers: ${seen['@fastify/helmet']})`,
+);
+for (const [name, us] of Object.entries(best))
+  console.log(`  ${name.padEnd(20)} ${us.toFixed(2).padStart(6)}   headers' own cost ${(us - base).toFixed(2)}`);
 const ours = best['security-headers.ts']! - base;
 const theirs = best['@fastify/helmet']! - base;
 console.log(`ratio of the headers' own cost, @fastify/helmet / security-headers.ts: ${(theirs / ours).toFixed(1)}`);

@@ -21,14 +21,28 @@ const db = openDatabase(databaseOptions(loadConfig({ env: {}, config: { database
 await db.migrate();
 const hasher = new PasswordHasher(1024);
 await ensureSystemRoles(db, new PermissionCatalogue());
-await ensureAdminUser(db, hasher, { username: 'admin', email: 'admin@example.test', password: process.env.BENCH_PASSWORD! });
+await ensureAdminUser(db, hasher, {
+  username: 'admin',
+  email: 'admin@example.test',
+  password: process.env.BENCH_PASSWORD!,
+});
 const admin = (await findUserByLogin(db, 'admin'))!;
 const hash = await hasher.hash('unused-password');
 const start = Date.now() - Math.max(users, auditRecords) * 1000;
 const at = (i: number) => db.dialect.toDbTime(new Date(start + i * 1000));
 const userRows = Array.from({ length: users }, (_, i) => {
   const name = `user${String(i).padStart(5, '0')}`;
-  return { id: randomUUID(), username: name, email: `${name}@example.test`, username_key: name, email_key: `${name}@example.test`, password_hash: hash, status: 'active', created_at: at(i), updated_at: at(i) };
+  return {
+    id: randomUUID(),
+    username: name,
+    email: `${name}@example.test`,
+    username_key: name,
+    email_key: `${name}@example.test`,
+    password_hash: hash,
+    status: 'active',
+    created_at: at(i),
+    updated_at: at(i),
+  };
 });
 await db.knex.batchInsert(db.t.users, userRows, 500);
 
@@ -42,9 +56,21 @@ const outcomes: { status: string; result: string | null; error: string | null }[
 const taskRows = Array.from({ length: tasks }, (_, i) => {
   const outcome = outcomes[i % outcomes.length]!;
   return {
-    id: randomUUID(), type: i % 3 ? 'user-export' : 'report', category: 'user', payload: JSON.stringify({ format: 'csv', search: `user${i % 100}` }),
-    progress: 100, ...outcome, retry_count: 0, max_retries: 3, creator_id: admin.id, cancel_requested: false,
-    run_after: at(i), created_at: at(i), updated_at: at(i + 5), started_at: at(i + 1), finished_at: at(i + 5),
+    id: randomUUID(),
+    type: i % 3 ? 'user-export' : 'report',
+    category: 'user',
+    payload: JSON.stringify({ format: 'csv', search: `user${i % 100}` }),
+    progress: 100,
+    ...outcome,
+    retry_count: 0,
+    max_retries: 3,
+    creator_id: admin.id,
+    cancel_requested: false,
+    run_after: at(i),
+    created_at: at(i),
+    updated_at: at(i + 5),
+    started_at: at(i + 1),
+    finished_at: at(i + 5),
   };
 });
 await db.knex.batchInsert(db.t.tasks, taskRows, 200);
@@ -53,8 +79,17 @@ const actions = ['create', 'update', 'delete', 'login'] as const;
 const auditRows = Array.from({ length: auditRecords }, (_, i) => {
   const user = userRows[i % userRows.length]!;
   return {
-    id: randomUUID(), created_at: at(i), user_id: admin.id, username: 'admin', action: actions[i % actions.length], resource_type: 'user', resource_id: user.id,
-    status: i % 17 ? 'success' : 'failure', ip: '10.0.0.7', user_agent: 'Mozilla/5.0 (X11; Linux x86_64) bench', org_id: null,
+    id: randomUUID(),
+    created_at: at(i),
+    user_id: admin.id,
+    username: 'admin',
+    action: actions[i % actions.length],
+    resource_type: 'user',
+    resource_id: user.id,
+    status: i % 17 ? 'success' : 'failure',
+    ip: '10.0.0.7',
+    user_agent: 'Mozilla/5.0 (X11; Linux x86_64) bench',
+    org_id: null,
     details: JSON.stringify({ username: user.username, after: { status: 'active' } }),
   };
 });

@@ -21,10 +21,22 @@ const c = await createConsole({
 // node:http rather than fetch: fetch would load undici (~10 MB resident) into the server whose idle memory is measured.
 function login(port: number): Promise<string> {
   return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port, path: '/api/auth/login', method: 'POST', headers: { 'content-type': 'application/json' } }, (res) => {
-      let body = '';
-      res.setEncoding('utf8').on('data', (chunk: string) => (body += chunk)).on('end', () => resolve((JSON.parse(body) as { data: { token: string } }).data.token));
-    });
+    const req = request(
+      {
+        host: '127.0.0.1',
+        port,
+        path: '/api/auth/login',
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+      },
+      (res) => {
+        let body = '';
+        res
+          .setEncoding('utf8')
+          .on('data', (chunk: string) => (body += chunk))
+          .on('end', () => resolve((JSON.parse(body) as { data: { token: string } }).data.token));
+      },
+    );
     req.once('error', reject).end(JSON.stringify({ username: 'admin', password }));
   });
 }

@@ -66,11 +66,17 @@ function agentClass(base: typeof http.Agent) {
       super(options);
     }
 
-    override createConnection(options: http.ClientRequestArgs, callback?: (err: Error | null, stream: Duplex) => void): Duplex | null | undefined {
+    override createConnection(
+      options: http.ClientRequestArgs,
+      callback?: (err: Error | null, stream: Duplex) => void,
+    ): Duplex | null | undefined {
       const socket = super.createConnection(options, callback);
       if (!socket) return socket;
       this.born.set(socket, Date.now());
-      const timer = setTimeout(() => socket.destroy(new Error(`could not connect within ${this.dialTimeoutMs} ms (database.dial_timeout)`)), this.dialTimeoutMs);
+      const timer = setTimeout(
+        () => socket.destroy(new Error(`could not connect within ${this.dialTimeoutMs} ms (database.dial_timeout)`)),
+        this.dialTimeoutMs,
+      );
       timer.unref();
       const done = () => clearTimeout(timer);
       socket.once('connect', done);
@@ -102,7 +108,11 @@ export function clientOptions(c: ClickHouseConnection): ClickHouseClientConfigOp
     database: c.database,
     request_timeout: c.readTimeoutMs,
     compression: { request: c.compression, response: c.compression },
-    http_agent: new Agent({ keepAlive, maxSockets: c.maxOpenConnections, maxFreeSockets: Math.max(1, c.maxIdleConnections) }, c.dialTimeoutMs, c.connectionLifetimeMs),
+    http_agent: new Agent(
+      { keepAlive, maxSockets: c.maxOpenConnections, maxFreeSockets: Math.max(1, c.maxIdleConnections) },
+      c.dialTimeoutMs,
+      c.connectionLifetimeMs,
+    ),
     // The client still drops idle sockets after this, below the server's keep-alive (3 s before 23.11, 10 s
     // since), so a reused socket is never one the server has just closed.
     keep_alive: { enabled: keepAlive, idle_socket_ttl: Math.min(2500, c.connectionLifetimeMs) },

@@ -1,7 +1,16 @@
 import { makeEscape } from 'knex/lib/util/string.js';
 
 // ClickHouse string literals take C-style backslash escapes; a quote is escaped with a backslash too.
-const ESCAPES: Record<string, string> = { '\\': '\\\\', "'": "\\'", '\0': '\\0', '\b': '\\b', '\f': '\\f', '\n': '\\n', '\r': '\\r', '\t': '\\t' };
+const ESCAPES: Record<string, string> = {
+  '\\': '\\\\',
+  "'": "\\'",
+  '\0': '\\0',
+  '\b': '\\b',
+  '\f': '\\f',
+  '\n': '\\n',
+  '\r': '\\r',
+  '\t': '\\t',
+};
 
 /** A ClickHouse string literal holding `value` exactly. */
 export function quoteString(value: string): string {
@@ -31,7 +40,8 @@ export const escapeBinding = makeEscape({
   // Objects are JSON columns stored as text.
   escapeObject: (value) => quoteString(JSON.stringify(value)),
   wrap: (escape) => {
-    const final = (value: unknown, ctx: object = {}): string => (value instanceof Date ? quoteTime(value) : escape(value, final, ctx));
+    const final = (value: unknown, ctx: object = {}): string =>
+      value instanceof Date ? quoteTime(value) : escape(value, final, ctx);
     return final;
   },
 });

@@ -14,7 +14,12 @@ declare module 'knex/lib/util/string.js' {
 }
 
 declare module 'knex/lib/execution/internal/query-executioner.js' {
-  export function formatQuery(sql: string, bindings: unknown[] | undefined, timeZone: undefined, client: { _escapeBinding(value: unknown): string }): string;
+  export function formatQuery(
+    sql: string,
+    bindings: unknown[] | undefined,
+    timeZone: undefined,
+    client: { _escapeBinding(value: unknown): string },
+  ): string;
 }
 
 declare module 'knex/lib/client.js' {

@@ -47,16 +47,22 @@ export class ClickHouseQueryCompiler extends QueryCompiler_MySQL {
 
   private mutation(kind: 'update' | 'delete', set?: () => string): Mutation {
     if (this.join()) unsupported(`${kind} with a join`, 'select the ids in a sub-query: where id in (select ...)');
-    if (this.single.limit != null || this.order()) unsupported(`${kind} with order or limit`, 'select the ids in a sub-query');
+    if (this.single.limit != null || this.order())
+      unsupported(`${kind} with order or limit`, 'select the ids in a sub-query');
     // The SET clause's bindings come first; the WHERE clause's follow and are shared with the count.
     const head = kind === 'update' ? `update ${this.tableName} ${set!()}` : `delete from ${this.tableName}`;
     const countBindingsFrom = this.bindingsHolder.bindings.length;
     const where = this.where() || 'where 1';
-    return { sql: `${head} ${where}`, countSql: `select count() as c from ${this.tableName} ${where}`, countBindingsFrom };
+    return {
+      sql: `${head} ${where}`,
+      countSql: `select count() as c from ${this.tableName} ${where}`,
+      countBindingsFrom,
+    };
   }
 
   override insert(): string {
-    if (this.single.ignore || this.single.merge) unsupported('onConflict()', 'ClickHouse has no unique keys: use db.upsert, or check under db.withLock');
+    if (this.single.ignore || this.single.merge)
+      unsupported('onConflict()', 'ClickHouse has no unique keys: use db.upsert, or check under db.withLock');
     const sql = super.insert();
     if (sql.endsWith('() values ()')) unsupported('an insert of an empty row', 'name at least one column');
     return sql;

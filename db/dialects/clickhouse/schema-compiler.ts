@@ -56,7 +56,11 @@ export class ClickHouseTableCompiler extends TableCompiler {
   // run again from its start.
   override createQuery(columns: { sql: string[]; bindings: unknown[] }): void {
     const engine = (this.single.engine as string | undefined) ?? 'MergeTree';
-    const order = /\border by\b/i.test(engine) ? '' : ` order by (${this.sortKey().map((c) => this.formatter.wrap(c)).join(', ')})`;
+    const order = /\border by\b/i.test(engine)
+      ? ''
+      : ` order by (${this.sortKey()
+          .map((c) => this.formatter.wrap(c))
+          .join(', ')})`;
     this.pushQuery({
       sql: `create table if not exists ${this.tableName()} (${columns.sql.join(', ')}) engine = ${engine}${order} settings ${LIGHTWEIGHT_MUTATIONS}`,
       bindings: columns.bindings,
@@ -66,7 +70,9 @@ export class ClickHouseTableCompiler extends TableCompiler {
   private sortKey(): string[] {
     const primary = this._getPrimaryKeys();
     if (primary.length) return primary;
-    const increments = (this.grouped.columns ?? []).filter((c) => /increments/.test(c.builder._type)).map((c) => String(c.builder._args[0] ?? 'id'));
+    const increments = (this.grouped.columns ?? [])
+      .filter((c) => /increments/.test(c.builder._type))
+      .map((c) => String(c.builder._args[0] ?? 'id'));
     if (increments.length) return increments;
     return unsupported(`a table without a primary key (${this.tableNameRaw})`, 'a ClickHouse table needs a sort key');
   }
@@ -82,7 +88,11 @@ export class ClickHouseTableCompiler extends TableCompiler {
     // Times are filtered by range (min/max per granule helps); everything else by equality (a bloom filter).
     const type = TIME_TYPES.has(this.columnType(list[0]!) ?? '') ? 'minmax' : 'bloom_filter';
     const definition = `index ${name} (${list.map((c) => this.formatter.wrap(c)).join(', ')}) type ${type} granularity 1`;
-    this.pushQuery(this.forCreate ? definition : `alter table ${this.tableName()} add ${definition.replace(/^index /, 'index if not exists ')}`);
+    this.pushQuery(
+      this.forCreate
+        ? definition
+        : `alter table ${this.tableName()} add ${definition.replace(/^index /, 'index if not exists ')}`,
+    );
   }
 
   override dropIndex(columns: string | string[], indexName?: string): void {
@@ -93,7 +103,8 @@ export class ClickHouseTableCompiler extends TableCompiler {
 
   // The primary key became the sort key in createQuery; it cannot change afterwards.
   override primary(): void {
-    if (this.method !== 'create' && this.method !== 'createIfNot') unsupported('changing the primary key', 'a ClickHouse sort key is fixed');
+    if (this.method !== 'create' && this.method !== 'createIfNot')
+      unsupported('changing the primary key', 'a ClickHouse sort key is fixed');
   }
 
   override unique(): void {}
@@ -105,7 +116,9 @@ export class ClickHouseTableCompiler extends TableCompiler {
   }
 
   override renameColumn(from: string, to: string): void {
-    this.pushQuery(`alter table ${this.tableName()} rename column ${this.formatter.wrap(from)} to ${this.formatter.wrap(to)}`);
+    this.pushQuery(
+      `alter table ${this.tableName()} rename column ${this.formatter.wrap(from)} to ${this.formatter.wrap(to)}`,
+    );
   }
 }
 ClickHouseTableCompiler.prototype.alterColumnsPrefix = 'modify column ';
@@ -126,7 +139,9 @@ export class ClickHouseColumnCompiler extends ColumnCompiler {
     const base = super.getColumnType();
     if (this.isIncrements) return base;
     const declared = this.modified.nullable;
-    const nullable = declared ? declared[0] !== false : !this.tableCompiler._getPrimaryKeys().includes(this.getColumnName());
+    const nullable = declared
+      ? declared[0] !== false
+      : !this.tableCompiler._getPrimaryKeys().includes(this.getColumnName());
     return nullable ? `Nullable(${base})` : base;
   }
 
