@@ -21,18 +21,16 @@ for (const lane of lanes()) {
     const id = randomUUID();
     await installBefore(config, '006_task_versions', async (old) => {
       const at = old.dialect.toDbTime(new Date());
-      await old
-        .knex(old.t.tasks)
-        .insert({
-          id,
-          type: 'upgraded',
-          status: 'pending',
-          category: 'system',
-          payload: '{}',
-          run_after: at,
-          created_at: at,
-          updated_at: at,
-        });
+      await old.knex(old.t.tasks).insert({
+        id,
+        type: 'upgraded',
+        status: 'pending',
+        category: 'system',
+        payload: '{}',
+        run_after: at,
+        created_at: at,
+        updated_at: at,
+      });
     });
     const node = await startEngineNode(config.database!);
     try {

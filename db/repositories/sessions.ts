@@ -14,14 +14,12 @@ export interface SessionRow {
 
 export async function insertSession(db: Database, s: Omit<SessionRow, 'revoked_at'>): Promise<void> {
   const time = db.dialect.toDbTime;
-  await db
-    .knex(db.t.sessions)
-    .insert({
-      ...s,
-      created_at: time(new Date(s.created_at)),
-      last_seen_at: time(new Date(s.last_seen_at)),
-      expires_at: time(new Date(s.expires_at)),
-    });
+  await db.knex(db.t.sessions).insert({
+    ...s,
+    created_at: time(new Date(s.created_at)),
+    last_seen_at: time(new Date(s.last_seen_at)),
+    expires_at: time(new Date(s.expires_at)),
+  });
 }
 
 export async function findSession(db: Database, id: string): Promise<SessionRow | undefined> {

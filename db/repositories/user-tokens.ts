@@ -19,14 +19,12 @@ export async function insertUserToken(
   row: { id: string; user_id: string; purpose: TokenPurpose; token_hash: string; code_hash?: string; expires_at: Date },
 ): Promise<void> {
   const time = db.dialect.toDbTime;
-  await db
-    .knex(db.t.userTokens)
-    .insert({
-      ...row,
-      code_hash: row.code_hash ?? null,
-      created_at: time(new Date()),
-      expires_at: time(row.expires_at),
-    });
+  await db.knex(db.t.userTokens).insert({
+    ...row,
+    code_hash: row.code_hash ?? null,
+    created_at: time(new Date()),
+    expires_at: time(row.expires_at),
+  });
 }
 
 export async function findUserToken(

@@ -9,12 +9,10 @@ export const roleSchema = z
     description: z.string(),
     permissions: z.array(z.string()),
     is_system: z.boolean(),
-    org_id: uuidString
-      .nullable()
-      .meta({
-        description:
-          'The organization the role belongs to (assigned through its members); null for a global role (assigned on users)',
-      }),
+    org_id: uuidString.nullable().meta({
+      description:
+        'The organization the role belongs to (assigned through its members); null for a global role (assigned on users)',
+    }),
     created_at: timestamp,
     updated_at: timestamp,
   })
