@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { z } from 'zod';
 import type { Database } from '../../db/database.ts';
 import type { OrganizationModel } from '../../db/models.ts';
 import {
@@ -12,7 +13,6 @@ import {
   setMember,
   softDeleteOrganization,
   updateOrganization,
-  type OrganizationPatch,
 } from '../../db/repositories/organizations.ts';
 import { findRolesByIds } from '../../db/repositories/roles.ts';
 import { findUserById } from '../../db/repositories/users.ts';
@@ -26,15 +26,18 @@ import type { Actor, Caller } from '../common/context.ts';
 import { cachedPage, type FeedCache, type PageQuery } from '../common/feed-cache.ts';
 import { page } from '../common/schemas.ts';
 import type { OrgScopes } from './scope.ts';
-import { toOrganizationJson, type OrganizationDetailJson, type OrganizationJson } from './schemas.ts';
+import {
+  toOrganizationJson,
+  type createOrganizationInput,
+  type OrganizationDetailJson,
+  type OrganizationJson,
+  type updateOrganizationInput,
+} from './schemas.ts';
 
 type RoleRef = { id: string; name: string };
 
-export interface CreateOrganization {
-  name: string;
-  description: string;
-  status: OrganizationJson['status'];
-}
+export type CreateOrganization = z.infer<typeof createOrganizationInput>;
+export type UpdateOrganization = Omit<z.infer<typeof updateOrganizationInput>, 'id'>;
 
 /**
  * Organizations (docs/decisions.md "Identity and access"): names unique among live ones, members holding the organization's own roles, soft
@@ -86,7 +89,7 @@ export class OrganizationService {
     return org;
   }
 
-  async update(id: string, input: OrganizationPatch, { caller, req }: Actor): Promise<OrganizationDetailJson> {
+  async update(id: string, input: UpdateOrganization, { caller, req }: Actor): Promise<OrganizationDetailJson> {
     const before = toOrganizationJson(await this.load(id, req.orgId));
     await this.db.withLock(input.name === undefined ? [] : [organizationLockKey(input.name)], async () => {
       if (input.name !== undefined) await this.checkNameFree(input.name, id);

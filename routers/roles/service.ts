@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { z } from 'zod';
 import type { Database } from '../../db/database.ts';
 import { findOrganization } from '../../db/repositories/organizations.ts';
 import {
@@ -18,10 +19,16 @@ import type { AuditWriter } from '../audit/writer.ts';
 import { isAdminRole, ROLES_CHANNEL, type IdentityStore } from '../auth/identity.ts';
 import type { PermissionCatalogue } from '../permissions/catalogue.ts';
 import type { Actor } from '../common/context.ts';
-import { cachedPage, type FeedCache, type PageQuery } from '../common/feed-cache.ts';
+import { cachedPage, type FeedCache } from '../common/feed-cache.ts';
 import { page } from '../common/schemas.ts';
 import { assertMayChange, assertMayGrant } from './guards.ts';
-import { toRoleJson, type RoleJson } from './schemas.ts';
+import {
+  toRoleJson,
+  type createRoleInput,
+  type listRolesInput,
+  type RoleJson,
+  type updateRoleInput,
+} from './schemas.ts';
 
 /**
  * Roles: names unique within their scope (global, or one organization), permissions from the catalogue, system
@@ -37,7 +44,7 @@ export class RoleService {
   ) {}
 
   /** A page of roles: `org_id` keeps one organization's; a request acting in an organization sees the global roles and that one's. */
-  list(p: PageQuery & { org_id?: string }, usableIn?: string) {
+  list(p: z.infer<typeof listRolesInput>, usableIn?: string) {
     return andThen(
       cachedPage(this.pages, p, (q) => listRoles(this.db, q), { org_id: p.org_id, usableIn }),
       ({ rows, total }) => page(rows.map(toRoleJson), total, p),
@@ -48,10 +55,7 @@ export class RoleService {
     return toRoleJson(await this.load(id, scope));
   }
 
-  async create(
-    input: { name: string; description: string; permissions: string[]; org_id?: string | null },
-    { caller, req }: Actor,
-  ): Promise<RoleJson> {
+  async create(input: z.infer<typeof createRoleInput>, { caller, req }: Actor): Promise<RoleJson> {
     const orgId = input.org_id ?? null;
     const permissions = this.checkPermissions(input.permissions, orgId);
     assertMayGrant(caller, [{ name: input.name, org_id: orgId, permissions }]);
@@ -81,7 +85,7 @@ export class RoleService {
 
   async update(
     id: string,
-    input: { name?: string; description?: string; permissions?: string[] },
+    input: Omit<z.infer<typeof updateRoleInput>, 'id'>,
     { caller, req }: Actor,
   ): Promise<RoleJson> {
     const before = toRoleJson(await this.load(id, req.orgId));

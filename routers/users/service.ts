@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { z } from 'zod';
 import type { Database } from '../../db/database.ts';
 import { findRolesByIds } from '../../db/repositories/roles.ts';
 import { revokeUserSessions } from '../../db/repositories/sessions.ts';
@@ -34,29 +35,20 @@ import type { SettingsService } from '../settings/service.ts';
 import type { Actor, Caller, RequestInfo } from '../common/context.ts';
 import { cachedPage, type FeedCache, type PageQuery } from '../common/feed-cache.ts';
 import { page } from '../common/schemas.ts';
-import { effectiveStatus, lockEndsAt, toUserJson, type UserJson } from './schemas.ts';
+import {
+  effectiveStatus,
+  lockEndsAt,
+  toUserJson,
+  type createUserInput,
+  type updateUserInput,
+  type UserJson,
+} from './schemas.ts';
 import { searchUsers, type UserKeys } from './search.ts';
 
 type MeJson = UserJson & { roles: { id: string; name: string; permissions: string[] }[]; permissions: string[] };
 
-export interface CreateUser {
-  username: string;
-  email: string;
-  password: string;
-  full_name?: string;
-  avatar?: string;
-  role_ids?: string[];
-  mfa_enabled?: boolean;
-}
-
-export interface UpdateUser {
-  email?: string;
-  status?: 'active' | 'disabled';
-  full_name?: string;
-  avatar?: string;
-  role_ids?: string[];
-  mfa_enabled?: boolean;
-}
+export type CreateUser = z.infer<typeof createUserInput>;
+export type UpdateUser = Omit<z.infer<typeof updateUserInput>, 'id'>;
 
 /** Users: the business rules of docs/decisions.md "Identity and access" (uniqueness, guards, soft delete, session revocation). */
 type StoredPage = { rows: UserWithRoles[]; total: number };
