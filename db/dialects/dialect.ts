@@ -65,6 +65,14 @@ export interface Dialect {
    */
   lockForUpdate(query: Knex.QueryBuilder): Knex.QueryBuilder;
   /**
+   * Runs `work` as one transaction, handing it the connection its statements must use. Only ClickHouse has no
+   * transactions: there `work` runs its statements one by one on the pool, each applied as it runs, and a
+   * failure half-way undoes nothing. Repositories order such writes so that a half-done one shows nothing
+   * (`insertFamily`; the row that makes the others visible written last or deleted first) and hold
+   * `Database.withLock` where a read-modify-write must not interleave (ClickHouse runs as one process).
+   */
+  transaction<T>(knex: Knex, work: (trx: Knex) => Promise<T>): Promise<T>;
+  /**
    * Runs the inserts of a parent row and of the rows that hang on it, in the order the engine needs: the
    * parent first where foreign keys check every insert (a transaction undoes a half-done write); the children
    * first where nothing checks them and nothing undoes (ClickHouse), so a failure half-way leaves only
@@ -181,6 +189,11 @@ export async function replaceOnConflict(
   key: string[],
 ): Promise<void> {
   await knex(table).insert(rows).onConflict(key).merge();
+}
+
+/** `Dialect.transaction` on engines with transactions (a deadlock's loser runs again: db/retry.ts). */
+export function inKnexTransaction<T>(knex: Knex, work: (trx: Knex) => Promise<T>): Promise<T> {
+  return knex.transaction(work);
 }
 
 export async function parentFirst(

@@ -2,6 +2,7 @@ import type { RetryReason } from '../retry.ts';
 import {
   backupWith,
   driverError,
+  inKnexTransaction,
   parentFirst,
   replaceOnConflict,
   unavailableWhen,
@@ -98,6 +99,7 @@ export const mysqlDialect: Dialect = {
   },
   upsert: upsertOnConflict,
   replaceRows: replaceOnConflict,
+  transaction: inKnexTransaction,
   insertFamily: parentFirst,
   lockForUpdate: (query) => query.forUpdate(),
   isUniqueViolation: (e) => driverError(e)?.code === 'ER_DUP_ENTRY',

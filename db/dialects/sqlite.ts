@@ -3,6 +3,7 @@ import { dirname, resolve } from 'node:path';
 import {
   claimWithReturning,
   driverError,
+  inKnexTransaction,
   parentFirst,
   replaceOnConflict,
   upsertOnConflict,
@@ -98,6 +99,7 @@ export const sqliteDialect: Dialect = {
   tableOptions: () => {},
   upsert: upsertOnConflict,
   replaceRows: replaceOnConflict,
+  transaction: inKnexTransaction,
   insertFamily: parentFirst,
   // One connection: nothing else runs while a statement does.
   lockForUpdate: (query) => query,

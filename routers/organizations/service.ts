@@ -16,6 +16,7 @@ import {
 } from '../../db/repositories/organizations.ts';
 import { findRolesByIds } from '../../db/repositories/roles.ts';
 import { findUserById } from '../../db/repositories/users.ts';
+import { writeUnique } from '../../db/unique-write.ts';
 import { BadRequestError, fieldError, NotFoundError } from '../../lib/errors.ts';
 import { andThen } from '../../lib/maybe-async.ts';
 import type { AuditWriter } from '../audit/writer.ts';
@@ -67,14 +68,10 @@ export class OrganizationService {
 
   async create(input: CreateOrganization, { caller, req }: Actor): Promise<OrganizationDetailJson> {
     const id = randomUUID();
-    await this.db.withLock(organizationLockKey(input.name), async () => {
-      await this.checkNameFree(input.name);
-      try {
-        await insertOrganization(this.db, { id, ...input });
-      } catch (error) {
-        if (this.db.dialect.isUniqueViolation(error)) throw new BadRequestError('org.name_taken');
-        throw error;
-      }
+    await writeUnique(this.db, {
+      keys: organizationLockKey(input.name),
+      check: () => this.checkNameFree(input.name),
+      write: () => insertOrganization(this.db, { id, ...input }),
     });
     await this.scopes.changed();
     const org = await this.get(id);
@@ -91,14 +88,13 @@ export class OrganizationService {
 
   async update(id: string, input: UpdateOrganization, { caller, req }: Actor): Promise<OrganizationDetailJson> {
     const before = toOrganizationJson(await this.load(id, req.orgId));
-    await this.db.withLock(input.name === undefined ? [] : [organizationLockKey(input.name)], async () => {
-      if (input.name !== undefined) await this.checkNameFree(input.name, id);
-      try {
-        await updateOrganization(this.db, id, input);
-      } catch (error) {
-        if (this.db.dialect.isUniqueViolation(error)) throw new BadRequestError('org.name_taken');
-        throw error;
-      }
+    const { name } = input;
+    await writeUnique(this.db, {
+      keys: name === undefined ? [] : [organizationLockKey(name)],
+      check: async () => {
+        if (name !== undefined) await this.checkNameFree(name, id);
+      },
+      write: () => updateOrganization(this.db, id, input),
     });
     await this.scopes.changed();
     const after = await this.get(id);

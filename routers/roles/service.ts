@@ -13,6 +13,7 @@ import {
   updateRole,
   type RoleWithPermissions,
 } from '../../db/repositories/roles.ts';
+import { writeUnique } from '../../db/unique-write.ts';
 import { BadRequestError, fieldError, NotFoundError } from '../../lib/errors.ts';
 import { andThen } from '../../lib/maybe-async.ts';
 import type { AuditWriter } from '../audit/writer.ts';
@@ -61,14 +62,10 @@ export class RoleService {
     assertMayGrant(caller, [{ name: input.name, org_id: orgId, permissions }]);
     if (orgId) await this.checkOrganization(orgId, req.orgId);
     const id = randomUUID();
-    await this.db.withLock(roleLockKey(input.name, orgId), async () => {
-      await this.checkNameFree(input.name, orgId);
-      try {
-        await insertRole(this.db, id, { ...input, permissions });
-      } catch (error) {
-        if (this.db.dialect.isUniqueViolation(error)) throw new BadRequestError('role.name_taken');
-        throw error;
-      }
+    await writeUnique(this.db, {
+      keys: roleLockKey(input.name, orgId),
+      check: () => this.checkNameFree(input.name, orgId),
+      write: () => insertRole(this.db, id, { ...input, permissions }),
     });
     await this.identities.changed(ROLES_CHANNEL);
     const role = await this.get(id);
@@ -104,14 +101,12 @@ export class RoleService {
           permissions: permissions.filter((p) => !before.permissions.includes(p)),
         },
       ]);
-    await this.db.withLock(renaming ? [roleLockKey(input.name!, before.org_id)] : [], async () => {
-      if (renaming) await this.checkNameFree(input.name!, before.org_id, id);
-      try {
-        await updateRole(this.db, id, { ...input, permissions });
-      } catch (error) {
-        if (this.db.dialect.isUniqueViolation(error)) throw new BadRequestError('role.name_taken');
-        throw error;
-      }
+    await writeUnique(this.db, {
+      keys: renaming ? [roleLockKey(input.name!, before.org_id)] : [],
+      check: async () => {
+        if (renaming) await this.checkNameFree(input.name!, before.org_id, id);
+      },
+      write: () => updateRole(this.db, id, { ...input, permissions }),
     });
     await this.identities.changed(ROLES_CHANNEL);
     const after = await this.get(id);

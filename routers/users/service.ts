@@ -15,6 +15,7 @@ import {
   updateUser,
   type UserWithRoles,
 } from '../../db/repositories/users.ts';
+import { writeUnique } from '../../db/unique-write.ts';
 import { deepFreeze } from '../../lib/deep-freeze.ts';
 import { BadRequestError, fieldError, NotFoundError } from '../../lib/errors.ts';
 import { andThen } from '../../lib/maybe-async.ts';
@@ -131,12 +132,11 @@ export class UserService {
   async create(input: CreateUser, { caller, req }: Actor): Promise<UserJson> {
     this.checkPasswordLength(input.password);
     const id = randomUUID();
-    // Creates of one name in this process take turns from the check to the insert; across nodes the unique
-    // index decides (engines without one run on a single node).
-    await this.db.withLock(identityLockKeys(input.username, input.email), async () => {
-      await this.checkUnique(input.username, input.email);
-      const roleIds = await assignableRoles(this.db, input.role_ids ?? [], [], caller, null);
-      try {
+    await writeUnique(this.db, {
+      keys: identityLockKeys(input.username, input.email),
+      check: () => this.checkUnique(input.username, input.email),
+      write: async () => {
+        const roleIds = await assignableRoles(this.db, input.role_ids ?? [], [], caller, null);
         await insertUser(
           this.db,
           {
@@ -152,11 +152,7 @@ export class UserService {
           },
           roleIds,
         );
-      } catch (error) {
-        // Two nodes' creates racing past checkUnique: the unique index decides.
-        if (this.db.dialect.isUniqueViolation(error)) await this.checkUnique(input.username, input.email);
-        throw error;
-      }
+      },
     });
     return this.created(id, caller, req);
   }
@@ -199,20 +195,17 @@ export class UserService {
       roleIds !== undefined && isAdmin(before) && !(await findRolesByIds(this.db, roleIds)).some(isAdminRole);
     if (disabling && id === caller.id) throw new BadRequestError('user.self_disable');
     const { role_ids: _ignored, ...fields } = input;
-    const done = await this.db.withLock(identityLockKeys(undefined, input.email), async () => {
-      if (input.email !== undefined) await this.checkUnique(undefined, input.email, id);
-      try {
-        return await updateUser(
+    const done = await writeUnique(this.db, {
+      keys: identityLockKeys(undefined, input.email),
+      check: () => this.checkUnique(undefined, input.email, id),
+      write: () =>
+        updateUser(
           this.db,
           id,
           fields,
           roleIds,
           (disabling || losingAdmin) && isActiveAdmin(before) ? ADMIN_ROLE : undefined,
-        );
-      } catch (error) {
-        if (this.db.dialect.isUniqueViolation(error)) await this.checkUnique(undefined, input.email, id);
-        throw error;
-      }
+        ),
     });
     if (!done) throw new BadRequestError('user.last_admin');
     // Users first: a request racing this one then meets "invalid user" (E4012), not a revoked session.
@@ -305,6 +298,7 @@ export class UserService {
   }
 
   private async checkUnique(username: string | undefined, email: string | undefined, exceptId?: string): Promise<void> {
+    if (username === undefined && email === undefined) return;
     const taken = await findTakenIdentity(this.db, username, email, exceptId);
     if (taken === 'username') throw new BadRequestError('user.username_taken');
     if (taken === 'email') throw new BadRequestError('user.email_taken');
