@@ -18,14 +18,12 @@ import { findRolesByIds } from '../../db/repositories/roles.ts';
 import { findUserById } from '../../db/repositories/users.ts';
 import { writeUnique } from '../../db/unique-write.ts';
 import { BadRequestError, fieldError, NotFoundError } from '../../lib/errors.ts';
-import { andThen } from '../../lib/maybe-async.ts';
 import type { AuditWriter } from '../audit/writer.ts';
 import { ROLES_CHANNEL, type IdentityStore } from '../auth/identity.ts';
 import { assignableRoles } from '../roles/assign.ts';
 import { assertMayChange, assertMayGrant, grantedRoles, userTarget } from '../roles/guards.ts';
 import type { Actor, Caller } from '../common/context.ts';
-import { cachedPage, type FeedCache, type PageQuery } from '../common/feed-cache.ts';
-import { page } from '../common/schemas.ts';
+import { cachedListPage, type FeedCache, type PageQuery } from '../common/feed-cache.ts';
 import type { OrgScopes } from './scope.ts';
 import {
   toOrganizationJson,
@@ -55,10 +53,7 @@ export class OrganizationService {
 
   /** A page of organizations; a request acting in one (`X-Scope-OrgID`) sees only that one. */
   list(p: PageQuery, scope?: string) {
-    return andThen(
-      cachedPage(this.pages, p, (q) => listOrganizations(this.db, q), { id: scope }),
-      ({ rows, total }) => page(rows.map(toOrganizationJson), total, p),
-    );
+    return cachedListPage(this.pages, p, (q) => listOrganizations(this.db, q), toOrganizationJson, { id: scope });
   }
 
   async get(id: string, scope?: string): Promise<OrganizationDetailJson> {

@@ -15,13 +15,11 @@ import {
 } from '../../db/repositories/roles.ts';
 import { writeUnique } from '../../db/unique-write.ts';
 import { BadRequestError, fieldError, NotFoundError } from '../../lib/errors.ts';
-import { andThen } from '../../lib/maybe-async.ts';
 import type { AuditWriter } from '../audit/writer.ts';
 import { isAdminRole, ROLES_CHANNEL, type IdentityStore } from '../auth/identity.ts';
 import type { PermissionCatalogue } from '../permissions/catalogue.ts';
 import type { Actor } from '../common/context.ts';
-import { cachedPage, type FeedCache } from '../common/feed-cache.ts';
-import { page } from '../common/schemas.ts';
+import { cachedListPage, type FeedCache } from '../common/feed-cache.ts';
 import { assertMayChange, assertMayGrant } from './guards.ts';
 import {
   toRoleJson,
@@ -46,10 +44,7 @@ export class RoleService {
 
   /** A page of roles: `org_id` keeps one organization's; a request acting in an organization sees the global roles and that one's. */
   list(p: z.infer<typeof listRolesInput>, usableIn?: string) {
-    return andThen(
-      cachedPage(this.pages, p, (q) => listRoles(this.db, q), { org_id: p.org_id, usableIn }),
-      ({ rows, total }) => page(rows.map(toRoleJson), total, p),
-    );
+    return cachedListPage(this.pages, p, (q) => listRoles(this.db, q), toRoleJson, { org_id: p.org_id, usableIn });
   }
 
   async get(id: string, scope?: string): Promise<RoleJson> {
