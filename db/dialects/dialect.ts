@@ -177,12 +177,12 @@ export function unavailableWhen(
 }
 
 /** Upsert for engines with unique keys: one INSERT ... ON CONFLICT statement (ON DUPLICATE KEY on MySQL). */
-export async function upsertOnConflict(knex: Knex, spec: UpsertSpec): Promise<void> {
+async function upsertOnConflict(knex: Knex, spec: UpsertSpec): Promise<void> {
   const insert = knex(spec.table).insert(spec.rows).onConflict(spec.key);
   await (spec.merge ? insert.merge(spec.merge as string[]) : insert.ignore());
 }
 
-export async function replaceOnConflict(
+async function replaceOnConflict(
   knex: Knex,
   table: string,
   rows: Record<string, unknown>[],
@@ -191,18 +191,22 @@ export async function replaceOnConflict(
   await knex(table).insert(rows).onConflict(key).merge();
 }
 
-/** `Dialect.transaction` on engines with transactions (a deadlock's loser runs again: db/retry.ts). */
-export function inKnexTransaction<T>(knex: Knex, work: (trx: Knex) => Promise<T>): Promise<T> {
-  return knex.transaction(work);
-}
-
-export async function parentFirst(
-  parent: () => PromiseLike<unknown>,
-  children: () => PromiseLike<unknown>,
-): Promise<void> {
+async function parentFirst(parent: () => PromiseLike<unknown>, children: () => PromiseLike<unknown>): Promise<void> {
   await parent();
   await children();
 }
+
+/**
+ * What every engine with transactions, unique keys and foreign keys does alike (SQLite, PostgreSQL, MySQL):
+ * upserts and whole-row replaces as one INSERT ... ON CONFLICT, transactions as knex's own (a deadlock's loser
+ * runs again as a whole: db/retry.ts), a parent row inserted before its children.
+ */
+export const transactionalEngine = {
+  upsert: upsertOnConflict,
+  replaceRows: replaceOnConflict,
+  transaction: <T>(knex: Knex, work: (trx: Knex) => Promise<T>): Promise<T> => knex.transaction(work),
+  insertFamily: parentFirst,
+} satisfies Partial<Dialect>;
 
 /** Claim for engines that can update through a sub-select in one statement and return the rows (PostgreSQL, SQLite). */
 export async function claimWithReturning(

@@ -4,11 +4,8 @@ import {
   backupWith,
   claimWithReturning,
   driverError,
-  inKnexTransaction,
-  parentFirst,
-  replaceOnConflict,
   unavailableWhen,
-  upsertOnConflict,
+  transactionalEngine,
   type Dialect,
 } from './dialect.ts';
 
@@ -105,10 +102,7 @@ export const postgresDialect: Dialect = {
     if (names.length) await knex.raw(`drop table if exists ${names.map(() => '??').join(', ')} cascade`, names);
   },
   tableOptions: () => {},
-  upsert: upsertOnConflict,
-  replaceRows: replaceOnConflict,
-  transaction: inKnexTransaction,
-  insertFamily: parentFirst,
+  ...transactionalEngine,
   lockForUpdate: (query) => query.forUpdate(),
   isUniqueViolation: (e) => driverError(e)?.code === '23505',
   isUnavailable,

@@ -1,14 +1,6 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import {
-  claimWithReturning,
-  driverError,
-  inKnexTransaction,
-  parentFirst,
-  replaceOnConflict,
-  upsertOnConflict,
-  type Dialect,
-} from './dialect.ts';
+import { claimWithReturning, driverError, transactionalEngine, type Dialect } from './dialect.ts';
 
 interface PreparingConnection {
   pragma(s: string): unknown;
@@ -97,10 +89,7 @@ export const sqliteDialect: Dialect = {
     await knex.raw('pragma foreign_keys = on');
   },
   tableOptions: () => {},
-  upsert: upsertOnConflict,
-  replaceRows: replaceOnConflict,
-  transaction: inKnexTransaction,
-  insertFamily: parentFirst,
+  ...transactionalEngine,
   // One connection: nothing else runs while a statement does.
   lockForUpdate: (query) => query,
   // A local file: there is no server to lose.

@@ -70,14 +70,7 @@ export class OrganizationService {
     });
     await this.scopes.changed();
     const org = await this.get(id);
-    await this.audit.write({
-      action: 'create',
-      resource_type: 'organization',
-      resource_id: id,
-      actor: caller,
-      req,
-      details: { after: withoutMembers(org) },
-    });
+    await this.record('create', id, { caller, req }, { after: withoutMembers(org) });
     return org;
   }
 
@@ -93,14 +86,7 @@ export class OrganizationService {
     });
     await this.scopes.changed();
     const after = await this.get(id);
-    await this.audit.write({
-      action: 'update',
-      resource_type: 'organization',
-      resource_id: id,
-      actor: caller,
-      req,
-      details: { before, after: withoutMembers(after) },
-    });
+    await this.record('update', id, { caller, req }, { before, after: withoutMembers(after) });
     return after;
   }
 
@@ -111,14 +97,7 @@ export class OrganizationService {
     await this.scopes.changed();
     // Its roles are gone: role lists must forget them.
     await this.identities.changed(ROLES_CHANNEL);
-    await this.audit.write({
-      action: 'delete',
-      resource_type: 'organization',
-      resource_id: id,
-      actor: caller,
-      req,
-      details: { before },
-    });
+    await this.record('delete', id, { caller, req }, { before });
   }
 
   /**
@@ -164,18 +143,26 @@ export class OrganizationService {
     { caller, req }: Actor,
   ): Promise<void> {
     const roles = (m: { roles: RoleRef[] } | undefined) => (m ? { roles: m.roles } : null);
-    await this.audit.write({
-      action: 'update',
-      resource_type: 'organization',
-      resource_id: id,
-      actor: caller,
-      req,
-      details: {
+    await this.record(
+      'update',
+      id,
+      { caller, req },
+      {
         member: { user_id: member.user_id, username: member.username },
         before: roles(before),
         after: roles(after),
       },
-    });
+    );
+  }
+
+  /** The audit record of a change to the organization `id`. */
+  private record(
+    action: 'create' | 'update' | 'delete',
+    id: string,
+    { caller, req }: Actor,
+    details: Record<string, unknown>,
+  ) {
+    return this.audit.write({ action, resource_type: 'organization', resource_id: id, actor: caller, req, details });
   }
 
   /** The user whose membership changes: 403 unless the caller holds everything that user holds (guards.ts). */
