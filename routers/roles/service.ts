@@ -15,7 +15,7 @@ import {
 } from '../../db/repositories/roles.ts';
 import { writeUnique } from '../../db/unique-write.ts';
 import { BadRequestError, fieldError, NotFoundError } from '../../lib/errors.ts';
-import type { AuditWriter } from '../audit/writer.ts';
+import type { AuditAction, AuditWriter } from '../audit/writer.ts';
 import { isAdminRole, ROLES_CHANNEL, type IdentityStore } from '../auth/identity.ts';
 import type { PermissionCatalogue } from '../permissions/catalogue.ts';
 import type { Actor } from '../common/context.ts';
@@ -64,14 +64,7 @@ export class RoleService {
     });
     await this.identities.changed(ROLES_CHANNEL);
     const role = await this.get(id);
-    await this.audit.write({
-      action: 'create',
-      resource_type: 'role',
-      resource_id: id,
-      actor: caller,
-      req,
-      details: { after: role },
-    });
+    await this.record('create', id, { caller, req }, { after: role });
     return role;
   }
 
@@ -105,14 +98,7 @@ export class RoleService {
     });
     await this.identities.changed(ROLES_CHANNEL);
     const after = await this.get(id);
-    await this.audit.write({
-      action: 'update',
-      resource_type: 'role',
-      resource_id: id,
-      actor: caller,
-      req,
-      details: { before, after },
-    });
+    await this.record('update', id, { caller, req }, { before, after });
     return after;
   }
 
@@ -123,14 +109,12 @@ export class RoleService {
     if (await roleInUse(this.db, id)) throw new BadRequestError('role.in_use');
     await deleteRole(this.db, id);
     await this.identities.changed(ROLES_CHANNEL);
-    await this.audit.write({
-      action: 'delete',
-      resource_type: 'role',
-      resource_id: id,
-      actor: caller,
-      req,
-      details: { before: role },
-    });
+    await this.record('delete', id, { caller, req }, { before: role });
+  }
+
+  /** The audit record of a change to the role `id`. */
+  private record(action: AuditAction, id: string, { caller, req }: Actor, details: Record<string, unknown>) {
+    return this.audit.write({ action, resource_type: 'role', resource_id: id, actor: caller, req, details });
   }
 
   /** A role the request may see: acting in an organization, another organization's roles do not exist. */

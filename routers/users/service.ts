@@ -19,7 +19,7 @@ import { writeUnique } from '../../db/unique-write.ts';
 import { deepFreeze } from '../../lib/deep-freeze.ts';
 import { BadRequestError, fieldError, NotFoundError } from '../../lib/errors.ts';
 import { andThen } from '../../lib/maybe-async.ts';
-import type { AuditWriter } from '../audit/writer.ts';
+import type { AuditAction, AuditWriter } from '../audit/writer.ts';
 import {
   ADMIN_ROLE,
   isAdminRole,
@@ -215,14 +215,7 @@ export class UserService {
       await this.identities.changed(SESSIONS_CHANNEL);
     }
     const after = await this.get(id);
-    await this.audit.write({
-      action: 'update',
-      resource_type: 'user',
-      resource_id: id,
-      actor: caller,
-      req,
-      details: { before: toUserJson(before), after },
-    });
+    await this.record('update', id, { caller, req }, { before: toUserJson(before), after });
     return after;
   }
 
@@ -234,14 +227,7 @@ export class UserService {
     await this.identities.changed(USERS_CHANNEL);
     await revokeUserSessions(this.db, id);
     await this.identities.changed(SESSIONS_CHANNEL);
-    await this.audit.write({
-      action: 'delete',
-      resource_type: 'user',
-      resource_id: id,
-      actor: caller,
-      req,
-      details: { before: toUserJson(user) },
-    });
+    await this.record('delete', id, { caller, req }, { before: toUserJson(user) });
   }
 
   /** Sets a password (own change or an administrator's reset) and ends every session of that user. */
@@ -259,7 +245,7 @@ export class UserService {
     // updated_at moved: user lists and identities are stale too, not only sessions.
     await this.identities.changed(USERS_CHANNEL);
     await this.identities.changed(SESSIONS_CHANNEL);
-    await this.audit.write({ action, resource_type: 'user', resource_id: id, actor: caller, req });
+    await this.record(action, id, { caller, req });
   }
 
   async changeOwnPassword(oldPassword: string, newPassword: string, actor: Actor): Promise<void> {
@@ -274,8 +260,13 @@ export class UserService {
     await this.loadChangeable(id, caller);
     await unlockUser(this.db, id);
     await this.identities.changed(USERS_CHANNEL);
-    await this.audit.write({ action: 'unlock', resource_type: 'user', resource_id: id, actor: caller, req });
+    await this.record('unlock', id, { caller, req });
     return this.get(id);
+  }
+
+  /** The audit record of a change to the user `id`. */
+  private record(action: AuditAction, id: string, { caller, req }: Actor, details?: Record<string, unknown>) {
+    return this.audit.write({ action, resource_type: 'user', resource_id: id, actor: caller, req, details });
   }
 
   private async load(id: string): Promise<UserWithRoles> {
