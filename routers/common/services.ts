@@ -23,7 +23,7 @@ import type { UserService } from '../users/service.ts';
 
 /** Everything a procedure may use, built once per console by server/console.ts. */
 export interface Services {
-  /** Still read by the tasks and audit routers; every other procedure goes through its service. */
+  /** Still read by the audit router (routers/audit/router.ts); every other procedure goes through its service. */
   db: Database;
   feed: ChangeFeed;
   logger: Logger;
