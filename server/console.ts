@@ -29,6 +29,7 @@ import { declareCoreSettings } from '../routers/settings/definitions.ts';
 import { SettingsService } from '../routers/settings/service.ts';
 import { SmtpService } from '../routers/smtp/service.ts';
 import { FeedCache } from '../routers/common/feed-cache.ts';
+import { IdempotencyKeys } from '../routers/common/idempotency.ts';
 import type { Services } from '../routers/common/services.ts';
 import { UserService } from '../routers/users/service.ts';
 import { loadConfig, type LoadOptions } from './config/load.ts';
@@ -205,6 +206,7 @@ async function assemble(
     users,
     roles: new RoleService(db, identities, permissions, audit, new FeedCache(feed, [ROLES_CHANNEL], config.cache.size)),
     orgScopes,
+    idempotencyKeys: new IdempotencyKeys(db),
     organizations: new OrganizationService(
       db,
       orgScopes,
@@ -228,7 +230,15 @@ async function assemble(
     );
   }
 
-  const { app: http, drain } = await buildHttpApp({ config, services, logger, metrics, tracing, version: VERSION });
+  const { app: http, drain } = await buildHttpApp({
+    config,
+    services,
+    ready: () => db.ready(),
+    logger,
+    metrics,
+    tracing,
+    version: VERSION,
+  });
   opened.push(() => http.close());
   await tasks.engine.start();
   opened.push(() => tasks.engine.stop());

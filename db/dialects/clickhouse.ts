@@ -102,6 +102,8 @@ export const clickhouseDialect: Dialect = {
   // The newest version of each key is what FINAL reads (the client reads every table with FINAL).
   replaceRows: async (knex, table, rows) => void (await knex(table).insert(rows)),
   lockForUpdate: (query) => query,
+  // No transactions: the statements run one by one, each applied at once (see Dialect.transaction).
+  transaction: (knex, work) => work(knex),
   insertFamily: async (parent, children) => {
     await children();
     await parent();

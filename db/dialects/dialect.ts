@@ -65,6 +65,14 @@ export interface Dialect {
    */
   lockForUpdate(query: Knex.QueryBuilder): Knex.QueryBuilder;
   /**
+   * Runs `work` as one transaction, handing it the connection its statements must use. Only ClickHouse has no
+   * transactions: there `work` runs its statements one by one on the pool, each applied as it runs, and a
+   * failure half-way undoes nothing. Repositories order such writes so that a half-done one shows nothing
+   * (`insertFamily`; the row that makes the others visible written last or deleted first) and hold
+   * `Database.withLock` where a read-modify-write must not interleave (ClickHouse runs as one process).
+   */
+  transaction<T>(knex: Knex, work: (trx: Knex) => Promise<T>): Promise<T>;
+  /**
    * Runs the inserts of a parent row and of the rows that hang on it, in the order the engine needs: the
    * parent first where foreign keys check every insert (a transaction undoes a half-done write); the children
    * first where nothing checks them and nothing undoes (ClickHouse), so a failure half-way leaves only
@@ -169,12 +177,12 @@ export function unavailableWhen(
 }
 
 /** Upsert for engines with unique keys: one INSERT ... ON CONFLICT statement (ON DUPLICATE KEY on MySQL). */
-export async function upsertOnConflict(knex: Knex, spec: UpsertSpec): Promise<void> {
+async function upsertOnConflict(knex: Knex, spec: UpsertSpec): Promise<void> {
   const insert = knex(spec.table).insert(spec.rows).onConflict(spec.key);
   await (spec.merge ? insert.merge(spec.merge as string[]) : insert.ignore());
 }
 
-export async function replaceOnConflict(
+async function replaceOnConflict(
   knex: Knex,
   table: string,
   rows: Record<string, unknown>[],
@@ -183,13 +191,22 @@ export async function replaceOnConflict(
   await knex(table).insert(rows).onConflict(key).merge();
 }
 
-export async function parentFirst(
-  parent: () => PromiseLike<unknown>,
-  children: () => PromiseLike<unknown>,
-): Promise<void> {
+async function parentFirst(parent: () => PromiseLike<unknown>, children: () => PromiseLike<unknown>): Promise<void> {
   await parent();
   await children();
 }
+
+/**
+ * What every engine with transactions, unique keys and foreign keys does alike (SQLite, PostgreSQL, MySQL):
+ * upserts and whole-row replaces as one INSERT ... ON CONFLICT, transactions as knex's own (a deadlock's loser
+ * runs again as a whole: db/retry.ts), a parent row inserted before its children.
+ */
+export const transactionalEngine = {
+  upsert: upsertOnConflict,
+  replaceRows: replaceOnConflict,
+  transaction: <T>(knex: Knex, work: (trx: Knex) => Promise<T>): Promise<T> => knex.transaction(work),
+  insertFamily: parentFirst,
+} satisfies Partial<Dialect>;
 
 /** Claim for engines that can update through a sub-select in one statement and return the rows (PostgreSQL, SQLite). */
 export async function claimWithReturning(

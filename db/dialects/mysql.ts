@@ -1,13 +1,5 @@
 import type { RetryReason } from '../retry.ts';
-import {
-  backupWith,
-  driverError,
-  parentFirst,
-  replaceOnConflict,
-  unavailableWhen,
-  upsertOnConflict,
-  type Dialect,
-} from './dialect.ts';
+import { backupWith, driverError, unavailableWhen, transactionalEngine, type Dialect } from './dialect.ts';
 
 /**
  * The server going away: the connection cut (mysql2's PROTOCOL_* codes, and a command queued on a connection
@@ -96,9 +88,7 @@ export const mysqlDialect: Dialect = {
     t.charset(o.charset);
     t.collate(o.collation);
   },
-  upsert: upsertOnConflict,
-  replaceRows: replaceOnConflict,
-  insertFamily: parentFirst,
+  ...transactionalEngine,
   lockForUpdate: (query) => query.forUpdate(),
   isUniqueViolation: (e) => driverError(e)?.code === 'ER_DUP_ENTRY',
   isUnavailable,

@@ -1,12 +1,11 @@
+import type { DbOptions } from '../options.ts';
 import type { RetryReason } from '../retry.ts';
 import {
   backupWith,
   claimWithReturning,
   driverError,
-  parentFirst,
-  replaceOnConflict,
   unavailableWhen,
-  upsertOnConflict,
+  transactionalEngine,
   type Dialect,
 } from './dialect.ts';
 
@@ -26,6 +25,16 @@ const RETRY_STATES = new Map<unknown, RetryReason>([
   ['40001', 'serialization'],
 ]);
 
+/** node-postgres's connection settings, for the pool and for the change feed's own connection alike. */
+const connectionOf = (o: DbOptions) => ({
+  host: o.host,
+  port: o.port,
+  user: o.username,
+  password: o.password,
+  database: o.schema,
+  connectionTimeoutMillis: o.dialTimeoutMs,
+});
+
 export const postgresDialect: Dialect = {
   name: 'postgres',
   backup: backupWith(
@@ -34,14 +43,7 @@ export const postgresDialect: Dialect = {
   ),
   async listen(o, knex, channel, onPayload, onLost) {
     const { default: pg } = await import('pg');
-    const client = new pg.Client({
-      host: o.host,
-      port: o.port,
-      user: o.username,
-      password: o.password,
-      database: o.schema,
-      connectionTimeoutMillis: o.dialTimeoutMs,
-    });
+    const client = new pg.Client(connectionOf(o));
     let listening = false;
     // Once LISTEN holds, the first error or end of the connection reports the loss (once); failures before that
     // reject connect or LISTEN below. Without an error listener, node-postgres's error event would crash the process.
@@ -75,14 +77,7 @@ export const postgresDialect: Dialect = {
   },
   knexConfig: (o) => ({
     client: 'pg',
-    connection: {
-      host: o.host,
-      port: o.port,
-      user: o.username,
-      password: o.password,
-      database: o.schema,
-      connectionTimeoutMillis: o.dialTimeoutMs,
-    },
+    connection: connectionOf(o),
     searchPath: ['public'],
     pool: {
       min: Math.min(o.maxIdleConnections, o.maxOpenConnections),
@@ -107,9 +102,7 @@ export const postgresDialect: Dialect = {
     if (names.length) await knex.raw(`drop table if exists ${names.map(() => '??').join(', ')} cascade`, names);
   },
   tableOptions: () => {},
-  upsert: upsertOnConflict,
-  replaceRows: replaceOnConflict,
-  insertFamily: parentFirst,
+  ...transactionalEngine,
   lockForUpdate: (query) => query.forUpdate(),
   isUniqueViolation: (e) => driverError(e)?.code === '23505',
   isUnavailable,

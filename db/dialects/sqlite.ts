@@ -1,13 +1,6 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import {
-  claimWithReturning,
-  driverError,
-  parentFirst,
-  replaceOnConflict,
-  upsertOnConflict,
-  type Dialect,
-} from './dialect.ts';
+import { claimWithReturning, driverError, transactionalEngine, type Dialect } from './dialect.ts';
 
 interface PreparingConnection {
   pragma(s: string): unknown;
@@ -96,9 +89,7 @@ export const sqliteDialect: Dialect = {
     await knex.raw('pragma foreign_keys = on');
   },
   tableOptions: () => {},
-  upsert: upsertOnConflict,
-  replaceRows: replaceOnConflict,
-  insertFamily: parentFirst,
+  ...transactionalEngine,
   // One connection: nothing else runs while a statement does.
   lockForUpdate: (query) => query,
   // A local file: there is no server to lose.

@@ -42,7 +42,7 @@ export async function findLinkedUserId(db: Database, provider: string, subject: 
 }
 
 /** Links a provider's account to a user; inside `trx` when the user is created in the same transaction. */
-export async function linkOAuthAccount(db: Database, link: OAuthLink, trx?: Knex.Transaction): Promise<void> {
+export async function linkOAuthAccount(db: Database, link: OAuthLink, trx?: Knex): Promise<void> {
   await (trx ?? db.knex)(db.t.oauthIdentities).insert({ ...link, created_at: db.dialect.toDbTime(new Date()) });
 }
 

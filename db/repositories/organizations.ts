@@ -79,7 +79,7 @@ export async function updateOrganization(db: Database, id: string, patch: Organi
 export async function softDeleteOrganization(db: Database, id: string): Promise<void> {
   const { t } = db;
   const now = new Date().toISOString();
-  await db.knex.transaction(async (trx) => {
+  await db.dialect.transaction(db.knex, async (trx) => {
     await db.models.Organization.query(trx)
       .findById(id)
       .patch({ deleted_at: now, updated_at: now, name_key: null } as never);
@@ -124,7 +124,7 @@ export async function listMembers(db: Database, orgId: string): Promise<MemberRo
 /** Makes the user a member (when not one yet) holding exactly `roleIds` in the organization. */
 export async function setMember(db: Database, orgId: string, userId: string, roleIds: string[]): Promise<void> {
   const { t } = db;
-  await db.knex.transaction(async (trx) => {
+  await db.dialect.transaction(db.knex, async (trx) => {
     const key = { org_id: orgId, user_id: userId };
     await db.upsert(
       {
@@ -141,7 +141,7 @@ export async function setMember(db: Database, orgId: string, userId: string, rol
 
 export async function removeMember(db: Database, orgId: string, userId: string): Promise<void> {
   const { t } = db;
-  await db.knex.transaction(async (trx) => {
+  await db.dialect.transaction(db.knex, async (trx) => {
     const key = { org_id: orgId, user_id: userId };
     await trx(t.orgMemberRoles).where(key).del();
     await trx(t.orgMembers).where(key).del();

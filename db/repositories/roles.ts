@@ -82,7 +82,7 @@ export function roleLockKey(name: string, orgId: string | null | undefined): str
 
 export async function insertRole(db: Database, id: string, input: RoleInput, isSystem = false): Promise<void> {
   const now = new Date().toISOString();
-  await db.knex.transaction(async (trx) => {
+  await db.dialect.transaction(db.knex, async (trx) => {
     const orgId = input.org_id ?? null;
     await db.dialect.insertFamily(
       () =>
@@ -105,7 +105,7 @@ export async function insertRole(db: Database, id: string, input: RoleInput, isS
 }
 
 export async function updateRole(db: Database, id: string, patch: Partial<Omit<RoleInput, 'org_id'>>): Promise<void> {
-  await db.knex.transaction(async (trx) => {
+  await db.dialect.transaction(db.knex, async (trx) => {
     const row: Record<string, unknown> = { updated_at: new Date().toISOString() };
     if (patch.name !== undefined) {
       const { org_id } = (await trx(db.t.roles).where('id', id).first('org_id')) as { org_id: string | null };

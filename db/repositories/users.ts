@@ -145,10 +145,10 @@ export async function insertUser(
   db: Database,
   user: NewUser,
   roleIds: string[],
-  also?: (trx: Knex.Transaction) => Promise<void>,
+  also?: (trx: Knex) => Promise<void>,
 ): Promise<void> {
   const now = new Date().toISOString();
-  await db.knex.transaction(async (trx) => {
+  await db.dialect.transaction(db.knex, async (trx) => {
     const insertRow = () =>
       db.models.User.query(trx).insert({
         ...user,
@@ -172,12 +172,7 @@ export async function insertUser(
  * each sees the one before (two administrators disabling each other at once cannot both succeed). SQLite's
  * single connection serialises them anyway; engines without row locks rely on `keepingRole`'s lock.
  */
-async function anotherActiveHolder(
-  db: Database,
-  trx: Knex.Transaction,
-  roleName: string,
-  userId: string,
-): Promise<boolean> {
+async function anotherActiveHolder(db: Database, trx: Knex, roleName: string, userId: string): Promise<boolean> {
   const { t } = db;
   await db.dialect.lockForUpdate(trx(t.roles).where('name', roleName).whereNull('org_id')).first('id');
   const row = await trx(t.users)
@@ -212,7 +207,7 @@ export async function updateUser(
   const row: Record<string, unknown> = { ...patch, updated_at: new Date().toISOString() };
   if (patch.email !== undefined) row.email_key = patch.email.toLowerCase();
   return keepingRole(db, keepRole, () =>
-    db.knex.transaction(async (trx) => {
+    db.dialect.transaction(db.knex, async (trx) => {
       if (keepRole && !(await anotherActiveHolder(db, trx, keepRole, id))) return false;
       await db.models.User.query(trx).findById(id).patch(row);
       if (roleIds) {
@@ -228,7 +223,7 @@ export async function updateUser(
 export async function softDeleteUser(db: Database, id: string, keepRole?: string): Promise<boolean> {
   const now = new Date().toISOString();
   return keepingRole(db, keepRole, () =>
-    db.knex.transaction(async (trx) => {
+    db.dialect.transaction(db.knex, async (trx) => {
       if (keepRole && !(await anotherActiveHolder(db, trx, keepRole, id))) return false;
       await db.models.User.query(trx)
         .findById(id)

@@ -1,6 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Database } from '../../db/database.ts';
 import { findRoleByName, insertRole, roleLockKey } from '../../db/repositories/roles.ts';
+import { writeUnique } from '../../db/unique-write.ts';
 import { revokeUserSessions } from '../../db/repositories/sessions.ts';
 import {
   countUsers,
@@ -23,15 +24,15 @@ const SYSTEM_ROLES = [
 /** Creates the system roles that do not exist yet. A role lost to a concurrent node's insert is fine. */
 export async function ensureSystemRoles(db: Database, catalogue: PermissionCatalogue): Promise<void> {
   for (const role of SYSTEM_ROLES) {
-    await db.withLock(roleLockKey(role.name, null), async () => {
-      if (await findRoleByName(db, role.name)) return;
-      const permissions =
-        role.name === ADMIN_ROLE ? catalogue.list().map((p) => p.code) : catalogue.defaultsFor(role.name);
-      try {
+    await writeUnique(db, {
+      keys: roleLockKey(role.name, null),
+      write: async () => {
+        if (await findRoleByName(db, role.name)) return;
+        const permissions =
+          role.name === ADMIN_ROLE ? catalogue.list().map((p) => p.code) : catalogue.defaultsFor(role.name);
         await insertRole(db, randomUUID(), { name: role.name, description: role.description, permissions }, true);
-      } catch (error) {
-        if (!db.dialect.isUniqueViolation(error)) throw error;
-      }
+      },
+      taken: async () => {},
     });
   }
 }
@@ -51,12 +52,13 @@ export async function ensureAdminUser(
   hasher: PasswordHasher,
   admin: AdminBootstrap,
 ): Promise<{ generatedPassword?: string } | undefined> {
-  return db.withLock(identityLockKeys(admin.username, admin.email), async () => {
-    if ((await countUsers(db)) > 0) return undefined;
-    const role = await findRoleByName(db, ADMIN_ROLE);
-    if (!role) throw new Error('admin role missing');
-    const password = admin.password ?? randomBytes(12).toString('base64url');
-    try {
+  return writeUnique(db, {
+    keys: identityLockKeys(admin.username, admin.email),
+    write: async () => {
+      if ((await countUsers(db)) > 0) return undefined;
+      const role = await findRoleByName(db, ADMIN_ROLE);
+      if (!role) throw new Error('admin role missing');
+      const password = admin.password ?? randomBytes(12).toString('base64url');
       await insertUser(
         db,
         {
@@ -72,11 +74,10 @@ export async function ensureAdminUser(
         },
         [role.id],
       );
-    } catch (error) {
-      if (db.dialect.isUniqueViolation(error)) return undefined;
-      throw error;
-    }
-    return { generatedPassword: admin.password ? undefined : password };
+      return { generatedPassword: admin.password ? undefined : password };
+    },
+    // Another node's administrator won: only that node shows a generated password.
+    taken: async () => undefined,
   });
 }
 

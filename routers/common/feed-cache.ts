@@ -1,7 +1,7 @@
 import type { ChangeFeed } from '../../db/change-feed.ts';
 import { lruCache, type Lru } from '../../lib/lru.ts';
-import type { MaybePromise } from '../../lib/maybe-async.ts';
-import { offsetOf, type Pagination } from './schemas.ts';
+import { andThen, type MaybePromise } from '../../lib/maybe-async.ts';
+import { offsetOf, page, type Pagination } from './schemas.ts';
 
 /**
  * Values loaded from the database (identities, sessions, list pages), bounded by `cache.size` and dropped
@@ -83,4 +83,15 @@ export function cachedPage<T, F extends Record<string, string | undefined> = Rec
   return cache.getNow(JSON.stringify([p.current, p.page_size, p.search ?? '', filter]), () =>
     load({ offset: offsetOf(p), limit: p.page_size, search: p.search, ...filter }),
   );
+}
+
+/** A page of a list as answered: `cachedPage`'s rows, each shown with `show`, and where the page stands. */
+export function cachedListPage<T, J, F extends Record<string, string | undefined> = Record<never, never>>(
+  cache: FeedCache<{ rows: T[]; total: number }>,
+  p: PageQuery,
+  load: PageLoad<T, F>,
+  show: (row: T) => J,
+  filter = {} as F,
+) {
+  return andThen(cachedPage(cache, p, load, filter), ({ rows, total }) => page(rows.map(show), total, p));
 }

@@ -1,9 +1,11 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { middlewareMarker } from '@trpc/server/unstable-core-do-not-import';
+import type { Database } from '../../db/database.ts';
 import {
   claimIdempotencyKey,
   finishIdempotencyKey,
   releaseIdempotencyKey,
+  type KeyClaim,
   type StoredKey,
 } from '../../db/repositories/idempotency-keys.ts';
 import { AppError, fieldError } from '../../lib/errors.ts';
@@ -26,6 +28,23 @@ const POLL_MS = 100;
 
 /** Letters, digits and the marks UUIDs, ULIDs and base64 keys use; nothing a header or a log line needs escaped. */
 const KEY_FORMAT = /^[A-Za-z0-9\-_.:~+/=]{1,255}$/;
+
+/** The `Idempotency-Key` rows, as the middleware claims, finishes and releases them. */
+export class IdempotencyKeys {
+  constructor(private readonly db: Database) {}
+
+  claim(claim: KeyClaim) {
+    return claimIdempotencyKey(this.db, claim);
+  }
+
+  finish(userId: string, keyHash: string, claimId: string, response: string, ttlMs: number) {
+    return finishIdempotencyKey(this.db, userId, keyHash, claimId, response, ttlMs);
+  }
+
+  release(userId: string, keyHash: string, claimId: string) {
+    return releaseIdempotencyKey(this.db, userId, keyHash, claimId);
+  }
+}
 
 /**
  * Whether a procedure honours `Idempotency-Key`: authenticated ones outside `/auth/*`. A stored login, reset or
@@ -120,13 +139,13 @@ async function runOnce<R>(
 ): Promise<R> {
   if (!KEY_FORMAT.test(info.key)) throw fieldError(IDEMPOTENCY_HEADER, 'idempotency.format');
   if (info.calls > 1) throw fieldError(IDEMPOTENCY_HEADER, 'idempotency.batch');
-  const { db, logger } = call.ctx.services;
+  const { idempotencyKeys: keys, logger } = call.ctx.services;
   const keyHash = sha256(info.key);
   const requestHash = requestHashOf(call.path, req.orgId, await call.getRawInput());
   const claimId = randomUUID();
   const deadline = Date.now() + info.waitMs;
   for (;;) {
-    const claim = await claimIdempotencyKey(db, {
+    const claim = await keys.claim({
       userId: caller.id,
       keyHash,
       requestHash,
@@ -146,16 +165,16 @@ async function runOnce<R>(
   try {
     outcome = (await run()) as Outcome;
   } catch (error) {
-    await releaseIdempotencyKey(db, caller.id, keyHash, claimId).catch((cause: unknown) =>
-      logger.warn({ err: cause }, 'idempotency key not released'),
-    );
+    await keys
+      .release(caller.id, keyHash, claimId)
+      .catch((cause: unknown) => logger.warn({ err: cause }, 'idempotency key not released'));
     throw error;
   }
   // The work is done whatever happens to its record: a failure to keep it is logged, and the claim lapses.
   try {
     const kept = answerToKeep(outcome, req.locale);
-    if (kept) await finishIdempotencyKey(db, caller.id, keyHash, claimId, JSON.stringify(kept), ANSWER_TTL_MS);
-    else await releaseIdempotencyKey(db, caller.id, keyHash, claimId);
+    if (kept) await keys.finish(caller.id, keyHash, claimId, JSON.stringify(kept), ANSWER_TTL_MS);
+    else await keys.release(caller.id, keyHash, claimId);
   } catch (error) {
     logger.warn({ err: error }, 'idempotency key answer not stored');
   }

@@ -8,6 +8,7 @@ import type { PasswordResetService } from '../auth/password-reset.ts';
 import type { AuthService } from '../auth/service.ts';
 import type { FileService } from '../files/service.ts';
 import type { Mailer } from '../mail/mailer.ts';
+import type { IdempotencyKeys } from './idempotency.ts';
 import type { OAuthService } from '../oauth/service.ts';
 import type { OrganizationService } from '../organizations/service.ts';
 import type { OrgScopes } from '../organizations/scope.ts';
@@ -22,6 +23,7 @@ import type { UserService } from '../users/service.ts';
 
 /** Everything a procedure may use, built once per console by server/console.ts. */
 export interface Services {
+  /** Still read by the audit router (routers/audit/router.ts); every other procedure goes through its service. */
   db: Database;
   feed: ChangeFeed;
   logger: Logger;
@@ -35,6 +37,7 @@ export interface Services {
   organizations: OrganizationService;
   /** Checks `X-Scope-OrgID` and what the caller's membership grants there. */
   orgScopes: OrgScopes;
+  idempotencyKeys: IdempotencyKeys;
   permissions: PermissionCatalogue;
   settings: SettingsService;
   smtp: SmtpService;

@@ -17,6 +17,7 @@ import {
   insertUser,
   type UserWithRoles,
 } from '../../db/repositories/users.ts';
+import { writeUnique } from '../../db/unique-write.ts';
 import { AppError, BadRequestError, fieldError, NotFoundError, UnauthorizedError } from '../../lib/errors.ts';
 import { ADMIN_ROLE } from '../auth/identity.ts';
 import type { PasswordHasher } from '../auth/password-hash.ts';
@@ -165,16 +166,14 @@ export class OAuthService {
     req: RequestInfo,
     retries = 2,
   ): Promise<UserWithRoles> {
-    try {
-      return await this.db.withLock(
-        [`oauth.account:${p.name}:${profile.subject}`, ...identityLockKeys(undefined, profile.email)],
-        () => this.findOrCreateOnce(p, profile, req),
-      );
-    } catch (error) {
-      if (retries > 0 && this.db.dialect.isUniqueViolation(error))
-        return this.findOrCreate(p, profile, req, retries - 1);
-      throw error;
-    }
+    return writeUnique(this.db, {
+      keys: [`oauth.account:${p.name}:${profile.subject}`, ...identityLockKeys(undefined, profile.email)],
+      write: () => this.findOrCreateOnce(p, profile, req),
+      taken: async (violation) => {
+        if (retries > 0) return this.findOrCreate(p, profile, req, retries - 1);
+        throw violation;
+      },
+    });
   }
 
   private async findOrCreateOnce(

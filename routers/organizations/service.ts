@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { z } from 'zod';
 import type { Database } from '../../db/database.ts';
 import type { OrganizationModel } from '../../db/models.ts';
 import {
@@ -12,29 +13,30 @@ import {
   setMember,
   softDeleteOrganization,
   updateOrganization,
-  type OrganizationPatch,
 } from '../../db/repositories/organizations.ts';
 import { findRolesByIds } from '../../db/repositories/roles.ts';
 import { findUserById } from '../../db/repositories/users.ts';
+import { writeUnique } from '../../db/unique-write.ts';
 import { BadRequestError, fieldError, NotFoundError } from '../../lib/errors.ts';
-import { andThen } from '../../lib/maybe-async.ts';
-import type { AuditWriter } from '../audit/writer.ts';
+import type { AuditAction, AuditWriter } from '../audit/writer.ts';
 import { ROLES_CHANNEL, type IdentityStore } from '../auth/identity.ts';
 import { assignableRoles } from '../roles/assign.ts';
 import { assertMayChange, assertMayGrant, grantedRoles, userTarget } from '../roles/guards.ts';
 import type { Actor, Caller } from '../common/context.ts';
-import { cachedPage, type FeedCache, type PageQuery } from '../common/feed-cache.ts';
-import { page } from '../common/schemas.ts';
+import { cachedListPage, type FeedCache, type PageQuery } from '../common/feed-cache.ts';
 import type { OrgScopes } from './scope.ts';
-import { toOrganizationJson, type OrganizationDetailJson, type OrganizationJson } from './schemas.ts';
+import {
+  toOrganizationJson,
+  type createOrganizationInput,
+  type OrganizationDetailJson,
+  type OrganizationJson,
+  type updateOrganizationInput,
+} from './schemas.ts';
 
 type RoleRef = { id: string; name: string };
 
-export interface CreateOrganization {
-  name: string;
-  description: string;
-  status: OrganizationJson['status'];
-}
+export type CreateOrganization = z.infer<typeof createOrganizationInput>;
+export type UpdateOrganization = Omit<z.infer<typeof updateOrganizationInput>, 'id'>;
 
 /**
  * Organizations (docs/decisions.md "Identity and access"): names unique among live ones, members holding the organization's own roles, soft
@@ -51,10 +53,7 @@ export class OrganizationService {
 
   /** A page of organizations; a request acting in one (`X-Scope-OrgID`) sees only that one. */
   list(p: PageQuery, scope?: string) {
-    return andThen(
-      cachedPage(this.pages, p, (q) => listOrganizations(this.db, q), { id: scope }),
-      ({ rows, total }) => page(rows.map(toOrganizationJson), total, p),
-    );
+    return cachedListPage(this.pages, p, (q) => listOrganizations(this.db, q), toOrganizationJson, { id: scope });
   }
 
   async get(id: string, scope?: string): Promise<OrganizationDetailJson> {
@@ -64,49 +63,30 @@ export class OrganizationService {
 
   async create(input: CreateOrganization, { caller, req }: Actor): Promise<OrganizationDetailJson> {
     const id = randomUUID();
-    await this.db.withLock(organizationLockKey(input.name), async () => {
-      await this.checkNameFree(input.name);
-      try {
-        await insertOrganization(this.db, { id, ...input });
-      } catch (error) {
-        if (this.db.dialect.isUniqueViolation(error)) throw new BadRequestError('org.name_taken');
-        throw error;
-      }
+    await writeUnique(this.db, {
+      keys: organizationLockKey(input.name),
+      check: () => this.checkNameFree(input.name),
+      write: () => insertOrganization(this.db, { id, ...input }),
     });
     await this.scopes.changed();
     const org = await this.get(id);
-    await this.audit.write({
-      action: 'create',
-      resource_type: 'organization',
-      resource_id: id,
-      actor: caller,
-      req,
-      details: { after: withoutMembers(org) },
-    });
+    await this.record('create', id, { caller, req }, { after: withoutMembers(org) });
     return org;
   }
 
-  async update(id: string, input: OrganizationPatch, { caller, req }: Actor): Promise<OrganizationDetailJson> {
+  async update(id: string, input: UpdateOrganization, { caller, req }: Actor): Promise<OrganizationDetailJson> {
     const before = toOrganizationJson(await this.load(id, req.orgId));
-    await this.db.withLock(input.name === undefined ? [] : [organizationLockKey(input.name)], async () => {
-      if (input.name !== undefined) await this.checkNameFree(input.name, id);
-      try {
-        await updateOrganization(this.db, id, input);
-      } catch (error) {
-        if (this.db.dialect.isUniqueViolation(error)) throw new BadRequestError('org.name_taken');
-        throw error;
-      }
+    const { name } = input;
+    await writeUnique(this.db, {
+      keys: name === undefined ? [] : [organizationLockKey(name)],
+      check: async () => {
+        if (name !== undefined) await this.checkNameFree(name, id);
+      },
+      write: () => updateOrganization(this.db, id, input),
     });
     await this.scopes.changed();
     const after = await this.get(id);
-    await this.audit.write({
-      action: 'update',
-      resource_type: 'organization',
-      resource_id: id,
-      actor: caller,
-      req,
-      details: { before, after: withoutMembers(after) },
-    });
+    await this.record('update', id, { caller, req }, { before, after: withoutMembers(after) });
     return after;
   }
 
@@ -117,14 +97,7 @@ export class OrganizationService {
     await this.scopes.changed();
     // Its roles are gone: role lists must forget them.
     await this.identities.changed(ROLES_CHANNEL);
-    await this.audit.write({
-      action: 'delete',
-      resource_type: 'organization',
-      resource_id: id,
-      actor: caller,
-      req,
-      details: { before },
-    });
+    await this.record('delete', id, { caller, req }, { before });
   }
 
   /**
@@ -170,18 +143,26 @@ export class OrganizationService {
     { caller, req }: Actor,
   ): Promise<void> {
     const roles = (m: { roles: RoleRef[] } | undefined) => (m ? { roles: m.roles } : null);
-    await this.audit.write({
-      action: 'update',
-      resource_type: 'organization',
-      resource_id: id,
-      actor: caller,
-      req,
-      details: {
+    await this.record(
+      'update',
+      id,
+      { caller, req },
+      {
         member: { user_id: member.user_id, username: member.username },
         before: roles(before),
         after: roles(after),
       },
-    });
+    );
+  }
+
+  /** The audit record of a change to the organization `id`. */
+  private record(
+    action: 'create' | 'update' | 'delete',
+    id: string,
+    { caller, req }: Actor,
+    details: Record<string, unknown>,
+  ) {
+    return this.audit.write({ action, resource_type: 'organization', resource_id: id, actor: caller, req, details });
   }
 
   /** The user whose membership changes: 403 unless the caller holds everything that user holds (guards.ts). */

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { z } from 'zod';
 import type { Database } from '../../db/database.ts';
 import { findOrganization } from '../../db/repositories/organizations.ts';
 import {
@@ -12,16 +13,21 @@ import {
   updateRole,
   type RoleWithPermissions,
 } from '../../db/repositories/roles.ts';
+import { writeUnique } from '../../db/unique-write.ts';
 import { BadRequestError, fieldError, NotFoundError } from '../../lib/errors.ts';
-import { andThen } from '../../lib/maybe-async.ts';
-import type { AuditWriter } from '../audit/writer.ts';
+import type { AuditAction, AuditWriter } from '../audit/writer.ts';
 import { isAdminRole, ROLES_CHANNEL, type IdentityStore } from '../auth/identity.ts';
 import type { PermissionCatalogue } from '../permissions/catalogue.ts';
 import type { Actor } from '../common/context.ts';
-import { cachedPage, type FeedCache, type PageQuery } from '../common/feed-cache.ts';
-import { page } from '../common/schemas.ts';
+import { cachedListPage, type FeedCache } from '../common/feed-cache.ts';
 import { assertMayChange, assertMayGrant } from './guards.ts';
-import { toRoleJson, type RoleJson } from './schemas.ts';
+import {
+  toRoleJson,
+  type createRoleInput,
+  type listRolesInput,
+  type RoleJson,
+  type updateRoleInput,
+} from './schemas.ts';
 
 /**
  * Roles: names unique within their scope (global, or one organization), permissions from the catalogue, system
@@ -37,51 +43,34 @@ export class RoleService {
   ) {}
 
   /** A page of roles: `org_id` keeps one organization's; a request acting in an organization sees the global roles and that one's. */
-  list(p: PageQuery & { org_id?: string }, usableIn?: string) {
-    return andThen(
-      cachedPage(this.pages, p, (q) => listRoles(this.db, q), { org_id: p.org_id, usableIn }),
-      ({ rows, total }) => page(rows.map(toRoleJson), total, p),
-    );
+  list(p: z.infer<typeof listRolesInput>, usableIn?: string) {
+    return cachedListPage(this.pages, p, (q) => listRoles(this.db, q), toRoleJson, { org_id: p.org_id, usableIn });
   }
 
   async get(id: string, scope?: string): Promise<RoleJson> {
     return toRoleJson(await this.load(id, scope));
   }
 
-  async create(
-    input: { name: string; description: string; permissions: string[]; org_id?: string | null },
-    { caller, req }: Actor,
-  ): Promise<RoleJson> {
+  async create(input: z.infer<typeof createRoleInput>, { caller, req }: Actor): Promise<RoleJson> {
     const orgId = input.org_id ?? null;
     const permissions = this.checkPermissions(input.permissions, orgId);
     assertMayGrant(caller, [{ name: input.name, org_id: orgId, permissions }]);
     if (orgId) await this.checkOrganization(orgId, req.orgId);
     const id = randomUUID();
-    await this.db.withLock(roleLockKey(input.name, orgId), async () => {
-      await this.checkNameFree(input.name, orgId);
-      try {
-        await insertRole(this.db, id, { ...input, permissions });
-      } catch (error) {
-        if (this.db.dialect.isUniqueViolation(error)) throw new BadRequestError('role.name_taken');
-        throw error;
-      }
+    await writeUnique(this.db, {
+      keys: roleLockKey(input.name, orgId),
+      check: () => this.checkNameFree(input.name, orgId),
+      write: () => insertRole(this.db, id, { ...input, permissions }),
     });
     await this.identities.changed(ROLES_CHANNEL);
     const role = await this.get(id);
-    await this.audit.write({
-      action: 'create',
-      resource_type: 'role',
-      resource_id: id,
-      actor: caller,
-      req,
-      details: { after: role },
-    });
+    await this.record('create', id, { caller, req }, { after: role });
     return role;
   }
 
   async update(
     id: string,
-    input: { name?: string; description?: string; permissions?: string[] },
+    input: Omit<z.infer<typeof updateRoleInput>, 'id'>,
     { caller, req }: Actor,
   ): Promise<RoleJson> {
     const before = toRoleJson(await this.load(id, req.orgId));
@@ -100,25 +89,16 @@ export class RoleService {
           permissions: permissions.filter((p) => !before.permissions.includes(p)),
         },
       ]);
-    await this.db.withLock(renaming ? [roleLockKey(input.name!, before.org_id)] : [], async () => {
-      if (renaming) await this.checkNameFree(input.name!, before.org_id, id);
-      try {
-        await updateRole(this.db, id, { ...input, permissions });
-      } catch (error) {
-        if (this.db.dialect.isUniqueViolation(error)) throw new BadRequestError('role.name_taken');
-        throw error;
-      }
+    await writeUnique(this.db, {
+      keys: renaming ? [roleLockKey(input.name!, before.org_id)] : [],
+      check: async () => {
+        if (renaming) await this.checkNameFree(input.name!, before.org_id, id);
+      },
+      write: () => updateRole(this.db, id, { ...input, permissions }),
     });
     await this.identities.changed(ROLES_CHANNEL);
     const after = await this.get(id);
-    await this.audit.write({
-      action: 'update',
-      resource_type: 'role',
-      resource_id: id,
-      actor: caller,
-      req,
-      details: { before, after },
-    });
+    await this.record('update', id, { caller, req }, { before, after });
     return after;
   }
 
@@ -129,14 +109,12 @@ export class RoleService {
     if (await roleInUse(this.db, id)) throw new BadRequestError('role.in_use');
     await deleteRole(this.db, id);
     await this.identities.changed(ROLES_CHANNEL);
-    await this.audit.write({
-      action: 'delete',
-      resource_type: 'role',
-      resource_id: id,
-      actor: caller,
-      req,
-      details: { before: role },
-    });
+    await this.record('delete', id, { caller, req }, { before: role });
+  }
+
+  /** The audit record of a change to the role `id`. */
+  private record(action: AuditAction, id: string, { caller, req }: Actor, details: Record<string, unknown>) {
+    return this.audit.write({ action, resource_type: 'role', resource_id: id, actor: caller, req, details });
   }
 
   /** A role the request may see: acting in an organization, another organization's roles do not exist. */

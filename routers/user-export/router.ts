@@ -1,6 +1,6 @@
-import { z } from 'zod';
 import { taskSchema } from '../tasks/schemas.ts';
 import { requirePermission, router } from '../common/trpc.ts';
+import { startUserExportInput } from './schemas.ts';
 
 export const userExportRouter = router({
   start: requirePermission('user:export')
@@ -14,15 +14,7 @@ export const userExportRouter = router({
           'Starts a `user_export` task and answers it at once. Once it succeeds, its `artifact_file_key` downloads a CSV file (id, username, email, status, roles, created_at) from GET /files/{fileKey}.',
       },
     })
-    .input(
-      z.object({
-        search: z
-          .string()
-          .max(128)
-          .optional()
-          .meta({ description: 'Only users whose username or email contains this' }),
-      }),
-    )
+    .input(startUserExportInput)
     .output(taskSchema)
     .mutation(({ ctx, input }) => ctx.services.userExport.start(input, { caller: ctx.caller, req: ctx.req })),
 });

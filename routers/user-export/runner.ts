@@ -2,6 +2,7 @@ import type { Database } from '../../db/database.ts';
 import { listUsers } from '../../db/repositories/users.ts';
 import type { Runner } from '../../engine/types.ts';
 import { effectiveStatus } from '../users/schemas.ts';
+import { startUserExportInput } from './schemas.ts';
 
 export const USER_EXPORT_TYPE = 'user_export';
 /** The type the export's file is stored and downloaded with (documented on GET /files/{fileKey}). */
@@ -28,7 +29,9 @@ function fileName(now: Date): string {
  */
 export function userExportRunner(db: Database): Runner {
   return async (ctx) => {
-    const { search } = (ctx.payload ?? {}) as { search?: string };
+    // The payload is what the start procedure validated; parsed again, a task row written by other means fails
+    // with the field named instead of exporting something else.
+    const { search } = startUserExportInput.parse(ctx.payload ?? {});
     let rows = 0;
     async function* lines() {
       yield csvLine(HEADER);
@@ -37,7 +40,7 @@ export function userExportRunner(db: Database): Runner {
         const { rows: users, total } = await listUsers(db, {
           offset,
           limit: PAGE,
-          search: typeof search === 'string' ? search : undefined,
+          search,
         });
         for (const u of users) {
           yield csvLine([

@@ -3,6 +3,7 @@ import type { TaskJson } from '../../engine/types.ts';
 import type { AuditWriter } from '../audit/writer.ts';
 import type { Actor } from '../common/context.ts';
 import { USER_EXPORT_TYPE } from './runner.ts';
+import type { UserExportPayload } from './schemas.ts';
 
 /** Starts a user export: a `user_export` task owned by the caller, answered at once. */
 export class UserExportService {
@@ -11,7 +12,7 @@ export class UserExportService {
     private readonly audit: AuditWriter,
   ) {}
 
-  async start(input: { search?: string }, { caller, req }: Actor): Promise<TaskJson> {
+  async start(input: UserExportPayload, { caller, req }: Actor): Promise<TaskJson> {
     const task = (await this.engine.create({
       type: USER_EXPORT_TYPE,
       payload: input,

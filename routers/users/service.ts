@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { z } from 'zod';
 import type { Database } from '../../db/database.ts';
 import { findRolesByIds } from '../../db/repositories/roles.ts';
 import { revokeUserSessions } from '../../db/repositories/sessions.ts';
@@ -14,10 +15,11 @@ import {
   updateUser,
   type UserWithRoles,
 } from '../../db/repositories/users.ts';
+import { writeUnique } from '../../db/unique-write.ts';
 import { deepFreeze } from '../../lib/deep-freeze.ts';
 import { BadRequestError, fieldError, NotFoundError } from '../../lib/errors.ts';
 import { andThen } from '../../lib/maybe-async.ts';
-import type { AuditWriter } from '../audit/writer.ts';
+import type { AuditAction, AuditWriter } from '../audit/writer.ts';
 import {
   ADMIN_ROLE,
   isAdminRole,
@@ -34,29 +36,20 @@ import type { SettingsService } from '../settings/service.ts';
 import type { Actor, Caller, RequestInfo } from '../common/context.ts';
 import { cachedPage, type FeedCache, type PageQuery } from '../common/feed-cache.ts';
 import { page } from '../common/schemas.ts';
-import { effectiveStatus, lockEndsAt, toUserJson, type UserJson } from './schemas.ts';
+import {
+  effectiveStatus,
+  lockEndsAt,
+  toUserJson,
+  type createUserInput,
+  type updateUserInput,
+  type UserJson,
+} from './schemas.ts';
 import { searchUsers, type UserKeys } from './search.ts';
 
 type MeJson = UserJson & { roles: { id: string; name: string; permissions: string[] }[]; permissions: string[] };
 
-export interface CreateUser {
-  username: string;
-  email: string;
-  password: string;
-  full_name?: string;
-  avatar?: string;
-  role_ids?: string[];
-  mfa_enabled?: boolean;
-}
-
-export interface UpdateUser {
-  email?: string;
-  status?: 'active' | 'disabled';
-  full_name?: string;
-  avatar?: string;
-  role_ids?: string[];
-  mfa_enabled?: boolean;
-}
+export type CreateUser = z.infer<typeof createUserInput>;
+export type UpdateUser = Omit<z.infer<typeof updateUserInput>, 'id'>;
 
 /** Users: the business rules of docs/decisions.md "Identity and access" (uniqueness, guards, soft delete, session revocation). */
 type StoredPage = { rows: UserWithRoles[]; total: number };
@@ -139,12 +132,11 @@ export class UserService {
   async create(input: CreateUser, { caller, req }: Actor): Promise<UserJson> {
     this.checkPasswordLength(input.password);
     const id = randomUUID();
-    // Creates of one name in this process take turns from the check to the insert; across nodes the unique
-    // index decides (engines without one run on a single node).
-    await this.db.withLock(identityLockKeys(input.username, input.email), async () => {
-      await this.checkUnique(input.username, input.email);
-      const roleIds = await assignableRoles(this.db, input.role_ids ?? [], [], caller, null);
-      try {
+    await writeUnique(this.db, {
+      keys: identityLockKeys(input.username, input.email),
+      check: () => this.checkUnique(input.username, input.email),
+      write: async () => {
+        const roleIds = await assignableRoles(this.db, input.role_ids ?? [], [], caller, null);
         await insertUser(
           this.db,
           {
@@ -160,11 +152,7 @@ export class UserService {
           },
           roleIds,
         );
-      } catch (error) {
-        // Two nodes' creates racing past checkUnique: the unique index decides.
-        if (this.db.dialect.isUniqueViolation(error)) await this.checkUnique(input.username, input.email);
-        throw error;
-      }
+      },
     });
     return this.created(id, caller, req);
   }
@@ -207,20 +195,17 @@ export class UserService {
       roleIds !== undefined && isAdmin(before) && !(await findRolesByIds(this.db, roleIds)).some(isAdminRole);
     if (disabling && id === caller.id) throw new BadRequestError('user.self_disable');
     const { role_ids: _ignored, ...fields } = input;
-    const done = await this.db.withLock(identityLockKeys(undefined, input.email), async () => {
-      if (input.email !== undefined) await this.checkUnique(undefined, input.email, id);
-      try {
-        return await updateUser(
+    const done = await writeUnique(this.db, {
+      keys: identityLockKeys(undefined, input.email),
+      check: () => this.checkUnique(undefined, input.email, id),
+      write: () =>
+        updateUser(
           this.db,
           id,
           fields,
           roleIds,
           (disabling || losingAdmin) && isActiveAdmin(before) ? ADMIN_ROLE : undefined,
-        );
-      } catch (error) {
-        if (this.db.dialect.isUniqueViolation(error)) await this.checkUnique(undefined, input.email, id);
-        throw error;
-      }
+        ),
     });
     if (!done) throw new BadRequestError('user.last_admin');
     // Users first: a request racing this one then meets "invalid user" (E4012), not a revoked session.
@@ -230,14 +215,7 @@ export class UserService {
       await this.identities.changed(SESSIONS_CHANNEL);
     }
     const after = await this.get(id);
-    await this.audit.write({
-      action: 'update',
-      resource_type: 'user',
-      resource_id: id,
-      actor: caller,
-      req,
-      details: { before: toUserJson(before), after },
-    });
+    await this.record('update', id, { caller, req }, { before: toUserJson(before), after });
     return after;
   }
 
@@ -249,14 +227,7 @@ export class UserService {
     await this.identities.changed(USERS_CHANNEL);
     await revokeUserSessions(this.db, id);
     await this.identities.changed(SESSIONS_CHANNEL);
-    await this.audit.write({
-      action: 'delete',
-      resource_type: 'user',
-      resource_id: id,
-      actor: caller,
-      req,
-      details: { before: toUserJson(user) },
-    });
+    await this.record('delete', id, { caller, req }, { before: toUserJson(user) });
   }
 
   /** Sets a password (own change or an administrator's reset) and ends every session of that user. */
@@ -274,7 +245,7 @@ export class UserService {
     // updated_at moved: user lists and identities are stale too, not only sessions.
     await this.identities.changed(USERS_CHANNEL);
     await this.identities.changed(SESSIONS_CHANNEL);
-    await this.audit.write({ action, resource_type: 'user', resource_id: id, actor: caller, req });
+    await this.record(action, id, { caller, req });
   }
 
   async changeOwnPassword(oldPassword: string, newPassword: string, actor: Actor): Promise<void> {
@@ -289,8 +260,13 @@ export class UserService {
     await this.loadChangeable(id, caller);
     await unlockUser(this.db, id);
     await this.identities.changed(USERS_CHANNEL);
-    await this.audit.write({ action: 'unlock', resource_type: 'user', resource_id: id, actor: caller, req });
+    await this.record('unlock', id, { caller, req });
     return this.get(id);
+  }
+
+  /** The audit record of a change to the user `id`. */
+  private record(action: AuditAction, id: string, { caller, req }: Actor, details?: Record<string, unknown>) {
+    return this.audit.write({ action, resource_type: 'user', resource_id: id, actor: caller, req, details });
   }
 
   private async load(id: string): Promise<UserWithRoles> {
@@ -313,6 +289,7 @@ export class UserService {
   }
 
   private async checkUnique(username: string | undefined, email: string | undefined, exceptId?: string): Promise<void> {
+    if (username === undefined && email === undefined) return;
     const taken = await findTakenIdentity(this.db, username, email, exceptId);
     if (taken === 'username') throw new BadRequestError('user.username_taken');
     if (taken === 'email') throw new BadRequestError('user.email_taken');

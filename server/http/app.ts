@@ -30,6 +30,8 @@ import { enforceWriteTimeout } from './write-timeout.ts';
 export interface HttpDeps {
   config: ConsoleConfig;
   services: Services;
+  /** Whether the database is reachable and migrated (`/readyz`). */
+  ready: () => Promise<boolean>;
   logger: Logger;
   metrics: Metrics;
   tracing: Tracing;
@@ -39,6 +41,7 @@ export interface HttpDeps {
 export async function buildHttpApp({
   config,
   services,
+  ready,
   logger,
   metrics,
   tracing,
@@ -112,8 +115,8 @@ export async function buildHttpApp({
   app.get('/healthz', async () => ({ status: 'ok' }));
   app.get('/readyz', async (_request, reply) => {
     if (drain.draining) return reply.code(503).send({ status: 'draining' });
-    const ready = await services.db.ready();
-    return reply.code(ready ? 200 : 503).send({ status: ready ? 'ready' : 'unavailable' });
+    const isReady = await ready();
+    return reply.code(isReady ? 200 : 503).send({ status: isReady ? 'ready' : 'unavailable' });
   });
 
   const document = await loadOpenApiDocument(version, `${s.root_url.replace(/\/$/, '')}/api`);

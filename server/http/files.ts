@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { fieldError, UnauthorizedError } from '../../lib/errors.ts';
 import type { Services } from '../../routers/common/services.ts';
 import { USER_EXPORT_CONTENT_TYPE } from '../../routers/user-export/runner.ts';
+import { envelopeOf, errorResponse } from './openapi-parts.ts';
 import { requestInfo } from './request-info.ts';
 
 const query = z.object({
@@ -48,11 +49,6 @@ export function registerFileRoutes(api: FastifyInstance, services: Services): vo
       .send(content);
   });
 }
-
-const errorRef = (description: string) => ({
-  description,
-  content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
-});
 
 /** The types task artifacts are written with: a download answers the one its file was stored with. */
 const ARTIFACT_CONTENT_TYPES = [USER_EXPORT_CONTENT_TYPE];
@@ -110,33 +106,26 @@ export const fileRouteDocs = {
           content: {
             ...Object.fromEntries(ARTIFACT_CONTENT_TYPES.map((type) => [type, { schema: { type: 'string' } }])),
             'application/json': {
-              schema: {
+              schema: envelopeOf({
                 type: 'object',
-                required: ['code', 'data'],
+                required: ['url', 'expires_at'],
                 properties: {
-                  code: { type: 'string', const: '0' },
-                  data: {
-                    type: 'object',
-                    required: ['url', 'expires_at'],
-                    properties: {
-                      url: {
-                        type: 'string',
-                        format: 'uri-reference',
-                        description: 'Absolute when `server.root_url` is set',
-                      },
-                      expires_at: { type: 'string', format: 'date-time' },
-                    },
+                  url: {
+                    type: 'string',
+                    format: 'uri-reference',
+                    description: 'Absolute when `server.root_url` is set',
                   },
+                  expires_at: { type: 'string', format: 'date-time' },
                 },
-              },
+              }),
             },
           },
         },
-        '400': errorRef('E4001: an invalid query parameter, named'),
-        '401': errorRef(
+        '400': errorResponse('E4001: an invalid query parameter, named'),
+        '401': errorResponse(
           'E4011: no token and no (valid) signature, or `method=sign` on a signed URL; E4012: the token’s user is deleted, disabled or locked',
         ),
-        '404': errorRef('E4041: no such file, or not yours'),
+        '404': errorResponse('E4041: no such file, or not yours'),
       },
     },
   },

@@ -4,6 +4,7 @@ import { BadRequestError } from '../../lib/errors.ts';
 import { sameSecret } from '../../lib/same-secret.ts';
 import { callbackParams } from '../../routers/oauth/schemas.ts';
 import type { Services } from '../../routers/common/services.ts';
+import { envelopeOf, errorResponse } from './openapi-parts.ts';
 import { requestInfo } from './request-info.ts';
 
 const COOKIE = 'console_oauth_state';
@@ -55,7 +56,6 @@ export function registerOAuthRoutes(api: FastifyInstance, services: Services): v
   });
 }
 
-const errorRef = { content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
 const nameParam = {
   name: 'name',
   in: 'path',
@@ -79,12 +79,10 @@ export const oauthRouteDocs = {
       security: [],
       responses: {
         '302': { description: 'To the provider’s authorization page', headers: location },
-        '404': { description: 'E4041: OAuth is disabled, or no such provider', ...errorRef },
-        '503': {
-          description:
-            'E5031: the OpenID provider’s discovery document could not be loaded (tried again at the next login)',
-          ...errorRef,
-        },
+        '404': errorResponse('E4041: OAuth is disabled, or no such provider'),
+        '503': errorResponse(
+          'E5031: the OpenID provider’s discovery document could not be loaded (tried again at the next login)',
+        ),
       },
     },
   },
@@ -127,33 +125,21 @@ export const oauthRouteDocs = {
           description: 'Logged in (no server.root_url)',
           content: {
             'application/json': {
-              schema: {
-                type: 'object',
-                required: ['code', 'data'],
-                properties: {
-                  code: { type: 'string', const: '0' },
-                  data: { $ref: '#/components/schemas/LoginResult' },
-                },
-              },
+              schema: envelopeOf({ $ref: '#/components/schemas/LoginResult' }),
             },
           },
         },
         '302': { description: 'Logged in: to `<server.root_url>/#token=<jwt>`', headers: location },
-        '400': {
-          description:
-            'E4001: state missing, invalid, expired or already used, or this browser did not start the login (the cookie authorize set is missing)',
-          ...errorRef,
-        },
-        '401': {
-          description:
-            'E4011: the provider refused the login or the code; its ID token failed a check; no account for it; account disabled or locked',
-          ...errorRef,
-        },
-        '404': { description: 'E4041: OAuth is disabled, or no such provider', ...errorRef },
-        '503': {
-          description: 'E5031: the provider (or its discovery document) could not be reached or answered with an error',
-          ...errorRef,
-        },
+        '400': errorResponse(
+          'E4001: state missing, invalid, expired or already used, or this browser did not start the login (the cookie authorize set is missing)',
+        ),
+        '401': errorResponse(
+          'E4011: the provider refused the login or the code; its ID token failed a check; no account for it; account disabled or locked',
+        ),
+        '404': errorResponse('E4041: OAuth is disabled, or no such provider'),
+        '503': errorResponse(
+          'E5031: the provider (or its discovery document) could not be reached or answered with an error',
+        ),
       },
     },
   },

@@ -5,6 +5,7 @@ import { appRouter } from '../../routers/app-router.ts';
 import { acceptsIdempotencyKey, IDEMPOTENCY_HEADER, REPLAYED_HEADER } from '../../routers/common/idempotency.ts';
 import type { Meta } from '../../routers/common/trpc.ts';
 import { fileRouteDocs } from './files.ts';
+import { errorResponse } from './openapi-parts.ts';
 import { oauthRouteDocs } from './oauth-routes.ts';
 import { restRoutes } from './rest-adapter.ts';
 
@@ -132,11 +133,6 @@ const ERROR_RESPONSES: Record<string, string> = {
 };
 /** Any request under /api may meet these, whatever the route. */
 const ANY_ROUTE_ERRORS = ['429', '500', '503'];
-
-const errorResponse = (description: string): Json => ({
-  description,
-  content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
-});
 
 /** Who may call the operation, told in its description (swagger-ui does not show `x-permission`). */
 function access(meta: Meta): string {

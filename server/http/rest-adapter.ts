@@ -1,11 +1,12 @@
 import type { AnyTRPCProcedure, AnyTRPCRouter } from '@trpc/server';
 import type { FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 'fastify';
 import { z } from 'zod';
-import { derivedOncePerFrozen } from '../../lib/deep-freeze.ts';
 import { BadRequestError } from '../../lib/errors.ts';
 import { andThen } from '../../lib/maybe-async.ts';
 import type { Context } from '../../routers/common/context.ts';
 import type { Meta } from '../../routers/common/trpc.ts';
+import { serialisedOncePerFrozen } from './frozen-answers.ts';
+import { procedureDef, proceduresOf } from './procedure-def.ts';
 import { runProcedure } from './run-procedure.ts';
 
 interface Route {
@@ -42,11 +43,9 @@ function numericFields(input: unknown): Set<string> {
 
 /** Every procedure with OpenAPI meta, in the form the REST adapter and the route inventory need. */
 export function restRoutes(router: AnyTRPCRouter): Route[] {
-  const procedures = router._def.procedures as Record<string, AnyTRPCProcedure>;
-  return Object.entries(procedures).flatMap(([path, proc]) => {
-    const meta = proc._def.meta as Meta | undefined;
-    if (!meta?.openapi) return [];
-    const inputs = (proc._def as { inputs?: unknown[] }).inputs ?? [];
+  return Object.entries(proceduresOf(router)).flatMap(([path, proc]) => {
+    const { meta, inputs } = proc ? procedureDef(proc) : {};
+    if (!proc || !meta?.openapi) return [];
     return [
       {
         path,
@@ -54,7 +53,7 @@ export function restRoutes(router: AnyTRPCRouter): Route[] {
         meta,
         method: meta.openapi.method,
         url: meta.openapi.path.replace(/\{(\w+)\}/g, ':$1'),
-        numeric: numericFields(inputs[0]),
+        numeric: numericFields(inputs?.[0]),
       },
     ];
   });
@@ -87,7 +86,7 @@ function forSerializer(node: unknown): unknown {
  * its output against the same zod schema.
  */
 function responseSchema(route: Route): JsonSchema | undefined {
-  const output = (route.procedure._def as { output?: unknown }).output;
+  const { output } = procedureDef(route.procedure);
   if (!(output instanceof z.ZodType)) return undefined;
   const code = z.object({ code: z.literal('0') });
   const enveloped =
@@ -130,8 +129,7 @@ export function registerRestRoutes(
   createContext: (request: FastifyRequest, reply: FastifyReply) => Context,
 ): void {
   for (const route of restRoutes(router)) {
-    // A deep-frozen answer (a cached page or view, validated once: see run-procedure.ts) is serialised once.
-    const bodyOf = derivedOncePerFrozen<string>();
+    const bodyOf = serialisedOncePerFrozen();
     const readsQuery = route.method === 'GET' || route.method === 'DELETE';
     const status = route.meta.successStatus ?? 200;
     // Compiled on the route's first answer rather than at start: a process serves few of its routes, and
@@ -154,13 +152,10 @@ export function registerRestRoutes(
         const input = readsQuery
           ? Object.assign(queryInput(request.query as Record<string, unknown>, route.numeric), params)
           : Object.assign({}, bodyInput(request.body), params);
-        // The procedure is called as tRPC's own caller would, minus the per-request proxy it builds.
         const output = runProcedure(route.procedure, {
           ctx: createContext(request, reply),
           path: route.path,
-          type: route.procedure._def.type,
-          getRawInput: () => input,
-          signal: undefined,
+          input,
           batchIndex: 0,
         });
         return andThen(output, (data) => {

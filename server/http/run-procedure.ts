@@ -1,73 +1,61 @@
 import { getTRPCErrorFromUnknown, TRPCError, type AnyTRPCProcedure } from '@trpc/server';
 import { getParseFn, isObject, middlewareMarker } from '@trpc/server/unstable-core-do-not-import';
-import { deepFreeze, isDeepFrozen } from '../../lib/deep-freeze.ts';
 import { andThen, isPromise, type MaybePromise } from '../../lib/maybe-async.ts';
 import type { Context } from '../../routers/common/context.ts';
+import { validatedOncePerFrozen } from './frozen-answers.ts';
+import {
+  procedureDef,
+  type CallOptions,
+  type Middleware,
+  type NextOptions,
+  type ProcedureDef,
+  type Result,
+} from './procedure-def.ts';
 
-type Result = { ok: true; data: unknown } | { ok: false; error: TRPCError };
-
-interface CallOptions {
-  ctx: Context;
-  path: string;
-  type: 'query' | 'mutation' | 'subscription';
-  input?: unknown;
-  getRawInput: () => MaybePromise<unknown>;
-  signal: undefined;
-  batchIndex: number;
-}
-
-interface NextOptions {
-  ctx?: object;
-  input?: unknown;
-  getRawInput?: () => MaybePromise<unknown>;
-}
-
-type Middleware = ((
-  opts: CallOptions & { meta: unknown; next: (next?: NextOptions) => MaybePromise<Result> },
-) => MaybePromise<Result>) & { _type?: string };
-
-interface ProcedureDef {
-  middlewares: Middleware[];
-  meta: unknown;
-  inputs: unknown[];
-  output?: unknown;
-  resolver?: (opts: CallOptions & { meta: unknown }) => unknown;
-}
+// tRPC's middleware loop, as its own caller runs it: each level in turn, `next` going on with the options it is
+// given. tRPC's compiled build copies the call options at every level with a helper that defines each key through
+// defineProperty, and awaits at each; this loop runs a request whose levels answer at once (a cached caller and
+// page) to its answer without a promise (lib/maybe-async.ts says why that matters).
 
 type Parse = (value: unknown) => unknown;
 
-/** What each level of a procedure's chain does: tRPC's input and output validation and its resolver call are done here. */
+/**
+ * What a level of the chain does. tRPC's input and output validators and its resolver call are async functions;
+ * they are done here, with the parsers tRPC builds (`getParseFn`) and the errors it throws, so that they cost no
+ * promise when the parser and the resolver answer at once. The procedures' own middlewares run as they are.
+ */
 type Level =
   | { kind: 'input'; parse: Parse }
-  | { kind: 'output'; parse: Parse; checked: WeakMap<object, unknown> }
+  | { kind: 'output'; validate: (data: unknown) => MaybePromise<unknown> }
   | { kind: 'resolve' }
   | { kind: 'use'; middleware: Middleware };
 
-const plans = new WeakMap<ProcedureDef, Level[]>();
+const chains = new WeakMap<ProcedureDef, Level[]>();
 
 /**
- * tRPC's validation and resolver middlewares are async functions; done here they cost no promise when the
- * parsers and the resolver answer at once. Their parsers are those tRPC builds (`getParseFn`), their errors
- * the ones it throws. A chain whose shape is not the builder's usual one runs tRPC's own middlewares.
+ * The levels of a procedure's chain, made once. A chain of a shape the builder does not make runs tRPC's own
+ * validators.
  */
-function planOf(def: ProcedureDef): Level[] {
-  let plan = plans.get(def);
-  if (plan) return plan;
+function chainOf(def: ProcedureDef): Level[] {
+  let chain = chains.get(def);
+  if (chain) return chain;
   const { middlewares } = def;
   const inputs = middlewares.filter((m) => m._type === 'input').length;
   const outputs = middlewares.filter((m) => m._type === 'output').length;
   const native = inputs === def.inputs.length && (outputs === 0 || (outputs === 1 && def.output !== undefined));
   let nextInput = 0;
-  plan = middlewares.map((middleware, index): Level => {
+  chain = middlewares.map((middleware, index): Level => {
     if (native && middleware._type === 'input')
       return { kind: 'input', parse: getParseFn(def.inputs[nextInput++] as never) as Parse };
-    if (native && middleware._type === 'output')
-      return { kind: 'output', parse: getParseFn(def.output as never) as Parse, checked: new WeakMap() };
+    if (native && middleware._type === 'output') {
+      const parse = getParseFn(def.output as never) as Parse;
+      return { kind: 'output', validate: validatedOncePerFrozen((data) => validated(parse, data, badOutput)) };
+    }
     if (index === middlewares.length - 1 && typeof def.resolver === 'function') return { kind: 'resolve' };
     return { kind: 'use', middleware };
   });
-  plans.set(def, plan);
-  return plan;
+  chains.set(def, chain);
+  return chain;
 }
 
 /** `parse(value)`, with a failure (thrown or rejected) turned into `failure(cause)`. */
@@ -83,23 +71,6 @@ function validated(parse: Parse, value: unknown, failure: (cause: unknown) => TR
         throw failure(cause);
       })
     : parsed;
-}
-
-/**
- * Output validation, once per deep-frozen answer (a cached page view): it cannot have changed since, so its
- * validated form is kept, deep-frozen too, which tells the REST adapter it may keep its serialised body.
- */
-function checkedOutput(
-  level: { parse: Parse; checked: WeakMap<object, unknown> },
-  data: unknown,
-): MaybePromise<unknown> {
-  if (!isDeepFrozen(data)) return validated(level.parse, data, badOutput);
-  const kept = level.checked.get(data);
-  if (kept !== undefined) return kept;
-  return andThen(validated(level.parse, data, badOutput), (parsed) => {
-    level.checked.set(data, deepFreeze(parsed));
-    return parsed;
-  });
 }
 
 const badInput = (cause: unknown) => new TRPCError({ code: 'BAD_REQUEST', cause });
@@ -127,8 +98,8 @@ function continued(opts: CallOptions, n: NextOptions): CallOptions {
   };
 }
 
-/** What the resolver is called with; a middleware gets `next` as well. */
-function resolverOptions(opts: CallOptions, meta: unknown) {
+/** What a middleware is called with; the resolver gets the same with no `next`. */
+function levelOptions<Next>(opts: CallOptions, meta: unknown, next: Next) {
   return {
     ctx: opts.ctx,
     path: opts.path,
@@ -138,18 +109,19 @@ function resolverOptions(opts: CallOptions, meta: unknown) {
     signal: opts.signal,
     batchIndex: opts.batchIndex,
     meta,
+    next,
   };
 }
 
-function level(def: ProcedureDef, plan: Level[], index: number, opts: CallOptions): MaybePromise<Result> {
-  const current = plan[index]!;
-  switch (current.kind) {
+function runLevel(def: ProcedureDef, chain: Level[], index: number, opts: CallOptions): MaybePromise<Result> {
+  const level = chain[index]!;
+  switch (level.kind) {
     case 'input':
       return andThen(opts.getRawInput(), (raw) =>
-        andThen(validated(current.parse, raw, badInput), (parsed) =>
+        andThen(validated(level.parse, raw, badInput), (parsed) =>
           step(
             def,
-            plan,
+            chain,
             index + 1,
             continued(opts, {
               input: isObject(opts.input) && isObject(parsed) ? Object.assign({}, opts.input, parsed) : parsed,
@@ -158,48 +130,58 @@ function level(def: ProcedureDef, plan: Level[], index: number, opts: CallOption
         ),
       );
     case 'output':
-      return andThen(step(def, plan, index + 1, opts), (result) =>
-        result.ok ? andThen(checkedOutput(current, result.data), (data) => ({ ...result, data })) : result,
+      return andThen(step(def, chain, index + 1, opts), (result) =>
+        result.ok ? andThen(level.validate(result.data), (data) => ({ ...result, data })) : result,
       );
     case 'resolve':
       return andThen(
-        def.resolver!(resolverOptions(opts, def.meta)),
+        def.resolver!(levelOptions(opts, def.meta, undefined)),
         (data) => ({ marker: middlewareMarker, ok: true, data, ctx: opts.ctx }) as Result,
       );
     case 'use':
-      return current.middleware({
-        ctx: opts.ctx,
-        path: opts.path,
-        type: opts.type,
-        input: opts.input,
-        getRawInput: opts.getRawInput,
-        signal: opts.signal,
-        batchIndex: opts.batchIndex,
-        meta: def.meta,
-        next: (n?: NextOptions) => step(def, plan, index + 1, n ? continued(opts, n) : opts),
-      });
+      return level.middleware(
+        levelOptions(opts, def.meta, (n?: NextOptions) => step(def, chain, index + 1, n ? continued(opts, n) : opts)),
+      );
   }
 }
 
 /** One level, its failure (thrown or rejected) becoming a failed result as in tRPC's caller. */
-function step(def: ProcedureDef, plan: Level[], index: number, opts: CallOptions): MaybePromise<Result> {
+function step(def: ProcedureDef, chain: Level[], index: number, opts: CallOptions): MaybePromise<Result> {
   try {
-    const result = level(def, plan, index, opts);
+    const result = runLevel(def, chain, index, opts);
     return isPromise(result) ? result.catch(failed) : result;
   } catch (cause) {
     return failed(cause);
   }
 }
 
+/** One call of a procedure, as REST and /trpc make it. */
+export interface ProcedureCall {
+  ctx: Context;
+  /** The procedure's path (`users.list`). */
+  path: string;
+  /** The input as the request carried it, before any validation. */
+  input: unknown;
+  /** Its place in a batch (0 outside one). */
+  batchIndex: number;
+}
+
 /**
- * Calls a procedure as tRPC's own caller does: each middleware in turn, `next` continuing with the options it
- * passes. tRPC's compiled build copies the call options at every level through a helper that defines each key
- * with defineProperty, and awaits at each; here a request whose middlewares answer at once (cached caller and
- * page) runs to its answer without a promise. The middlewares of our own are called as they are.
+ * Calls a procedure as tRPC's own caller does, minus the proxy it builds per request: its data, or its error
+ * thrown (a TRPCError). A promise only where a level of the chain answered with one.
  */
-export function runProcedure(procedure: AnyTRPCProcedure, opts: CallOptions): MaybePromise<unknown> {
-  const def = procedure._def as unknown as ProcedureDef;
-  return andThen(step(def, planOf(def), 0, opts), (result) => {
+export function runProcedure(procedure: AnyTRPCProcedure, call: ProcedureCall): MaybePromise<unknown> {
+  const def = procedureDef(procedure);
+  const { input } = call;
+  const opts: CallOptions = {
+    ctx: call.ctx,
+    path: call.path,
+    type: def.type,
+    getRawInput: () => input,
+    signal: undefined,
+    batchIndex: call.batchIndex,
+  };
+  return andThen(step(def, chainOf(def), 0, opts), (result) => {
     if (!result.ok) throw result.error;
     return result.data;
   });

@@ -10,9 +10,10 @@ import { fastifyRequestHandler } from '@trpc/server/adapters/fastify';
 import { getHTTPStatusCode } from '@trpc/server/http';
 import type { TRPCResponse } from '@trpc/server/rpc';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { derivedOncePerFrozen } from '../../lib/deep-freeze.ts';
 import { andThen, isPromise, type MaybePromise } from '../../lib/maybe-async.ts';
 import type { Context } from '../../routers/common/context.ts';
+import { serialisedOncePerFrozen } from './frozen-answers.ts';
+import { procedureDef, proceduresOf } from './procedure-def.ts';
 import { runProcedure } from './run-procedure.ts';
 
 export type TrpcErrorHandler = (opts: {
@@ -75,11 +76,11 @@ function callsOf(router: AnyTRPCRouter, request: FastifyRequest, path: string): 
   }
   if (batch && parsed !== undefined && (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)))
     return undefined;
-  const procedures = router._def.procedures as Record<string, AnyTRPCProcedure | undefined>;
+  const procedures = proceduresOf(router);
   const calls: Call[] = [];
   for (const [index, name] of paths.entries()) {
     const procedure = procedures[name];
-    const type = procedure?._def.type;
+    const type = procedure && procedureDef(procedure).type;
     if (!procedure || (type !== 'query' && type !== 'mutation') || METHOD_OF[type] !== request.method) return undefined;
     calls.push({
       path: name,
@@ -100,7 +101,7 @@ function outcome(
 ): MaybePromise<{ outcome: Outcome; error?: TRPCError }> {
   const failure = (cause: unknown) => {
     const error = getTRPCErrorFromUnknown(cause);
-    const type = call.procedure._def.type;
+    const { type } = procedureDef(call.procedure);
     onError({ error, path: call.path, type, input: call.input, ctx });
     return {
       outcome: {
@@ -113,9 +114,7 @@ function outcome(
     const data = runProcedure(call.procedure, {
       ctx,
       path: call.path,
-      type: call.procedure._def.type,
-      getRawInput: () => call.input,
-      signal: undefined,
+      input: call.input,
       batchIndex: index,
     });
     return isPromise(data)
@@ -146,8 +145,8 @@ export function registerTrpcRoutes(app: FastifyInstance, { router, createContext
   app.removeContentTypeParser('multipart/form-data');
   app.addContentTypeParser('multipart/form-data', {}, (_request, body, done) => done(null, body));
 
-  // A deep-frozen result (a cached page or view) is serialised once; the body does not depend on the path.
-  const bodyOf = derivedOncePerFrozen<string>();
+  // The body does not depend on the path: one for every route.
+  const bodyOf = serialisedOncePerFrozen();
   const serialised = (data: unknown): string => bodyOf(data, () => JSON.stringify({ result: { data } }));
 
   const fallback = (request: FastifyRequest, reply: FastifyReply, path: string) =>
@@ -181,7 +180,7 @@ export function registerTrpcRoutes(app: FastifyInstance, { router, createContext
     });
   };
 
-  const procedures = Object.keys(router._def.procedures as object);
+  const procedures = Object.keys(proceduresOf(router));
   for (const path of procedures)
     app.route({ method: ['GET', 'POST'], url: `/${path}`, handler: (request, reply) => handle(request, reply, path) });
   app.route({
