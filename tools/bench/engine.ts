@@ -22,6 +22,7 @@ const TRICKLE = Number(process.env.BENCH_TRICKLE ?? 200);
 const CONCURRENCY = 10;
 const BATCH = 1000;
 const PG_URL = process.env.BENCH_PG_URL ?? process.env.TEST_PG_URL;
+const MYSQL_URL = process.env.BENCH_MYSQL_URL ?? process.env.TEST_MYSQL_URL;
 
 interface Result {
   system: string;
@@ -110,20 +111,20 @@ async function measure(
   }
 }
 
-function pgOptions(url: string, prefix: string): DbOptions {
+function pgOptions(url: string, prefix: string, driver: DbOptions['driver'] = 'postgres'): DbOptions {
   const u = new URL(url);
   return {
-    driver: 'postgres',
+    driver,
     tablePrefix: prefix,
     slowThresholdMs: 60_000,
     path: '',
     host: u.hostname,
-    port: Number(u.port || 5432),
+    port: Number(u.port || (driver === 'mysql' ? 3306 : 5432)),
     username: decodeURIComponent(u.username),
     password: decodeURIComponent(u.password),
     schema: u.pathname.slice(1),
     charset: 'utf8mb4',
-    collation: '',
+    collation: driver === 'mysql' ? 'utf8mb4_unicode_ci' : '',
     maxOpenConnections: 10,
     maxIdleConnections: 10,
     connectionLifetimeMs: 30_000,
@@ -175,6 +176,10 @@ function consoleEngine(options: DbOptions) {
         await feed.close();
         if (options.driver === 'postgres')
           for (const name of Object.values(db.t)) await db.knex.raw('drop table if exists ?? cascade', [name]);
+        if (options.driver === 'mysql') {
+          await db.knex.raw('set foreign_key_checks = 0');
+          for (const name of Object.values(db.t)) await db.knex.raw('drop table if exists ??', [name]);
+        }
         await db.close();
         rmSync(files, { recursive: true, force: true });
       },
@@ -270,6 +275,17 @@ if (PG_URL) {
   results.push(await measure('pg-boss 10', 'postgres', await pgBoss(PG_URL), 'tuned: 100 per fetch, 0.5 s poll'));
 } else {
   console.log('(no BENCH_PG_URL or TEST_PG_URL: PostgreSQL runs skipped)\n');
+}
+if (MYSQL_URL) {
+  results.push(
+    await measure(
+      'console engine',
+      'mariadb',
+      consoleEngine(pgOptions(MYSQL_URL, `bench${randomBytes(3).toString('hex')}_`, 'mysql')),
+    ),
+  );
+} else {
+  console.log('(no BENCH_MYSQL_URL or TEST_MYSQL_URL: MySQL/MariaDB run skipped)\n');
 }
 // ClickHouse is chdb behind the tests' HTTP shim, in this process (as the clickhouse test lane runs it).
 if (chdbInstalled()) {
