@@ -9,7 +9,11 @@ export async function insertTaskOnce(
   now: Date,
   runAfter: unknown = table.dialect.clock(table.knex),
 ): Promise<boolean> {
-  await table.upsert({ table: table.name, rows: [insertedRow(table, task, now, runAfter)], key: ['fire_key'] });
+  await table.upsert({
+    table: table.name,
+    rows: [insertedRow(task, table.dialect.toDbTime(now), runAfter)],
+    key: ['fire_key'],
+  });
   const row = (await table.knex(table.name).where('fire_key', task.fire_key).first('id')) as { id: string } | undefined;
   return row?.id === task.id;
 }
