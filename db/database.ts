@@ -4,9 +4,11 @@ import { dialectFor, type Dialect, type UpsertSpec } from './dialects/index.ts';
 import { migrateLatest, migrationsDone } from './migrate.ts';
 import { defineModels, type Models } from './models.ts';
 import type { DbLogger, DbOptions, QueryTracer } from './options.ts';
-import { taskStoreFor, type TaskStore, type TaskStoreShared } from './repositories/task-store.ts';
+import { TaskVersions } from './dialects/clickhouse/task-versions.ts';
 import { retryLostWork, type RetryReason } from './retry.ts';
 import { tableNames, type TableNames } from './tables.ts';
+import { inPlaceTaskStore, type TaskStore } from './tasks/store.ts';
+import type { TaskTable } from './tasks/table.ts';
 
 export interface Database {
   readonly knex: Knex;
@@ -31,7 +33,7 @@ export interface Database {
    * lock-wait timeout) runs again (see retry.ts); answers the unsubscribe.
    */
   onRetry(listener: (reason: RetryReason) => void): () => void;
-  /** Writes to the tasks table, as the engine needs them (in place, or as versions: see task-store.ts). */
+  /** Writes to the tasks table, as the engine needs them (in place, or as versions: see db/tasks/store.ts). */
   readonly tasks: TaskStore;
   migrate(): Promise<void>;
   /** Copies the database into `file` while it serves (SQLite); a database server refuses, naming its own tool. */
@@ -109,8 +111,10 @@ function traceQueries(knex: Knex, tracer: QueryTracer, dialect: string): void {
   knex.on('query-error', (e: unknown, q: QueryEvent) => end(q, e));
 }
 
-interface Shared extends TaskStoreShared {
+interface Shared {
   locks: KeyedLock;
+  /** The owner of versioned task writes (dialects that do not claim in the database). */
+  versions?: TaskVersions;
 }
 
 const shared = new Map<string, Shared>();
@@ -149,15 +153,25 @@ export function openDatabase(options: DbOptions, logger: DbLogger, tracer?: Quer
       spec.rows.map((row) => `${spec.table}:${JSON.stringify(spec.key.map((k) => row[k]))}`),
       () => dialect.upsert(on, spec),
     );
+  // The database's connection as it is at each statement (a test may wrap it), not as it was here.
+  const table: TaskTable = {
+    get knex() {
+      return db.knex;
+    },
+    name: t.tasks,
+    dialect,
+    upsert: (spec) => upsert(spec),
+  };
+  const tasks = dialect.claim
+    ? inPlaceTaskStore(table, dialect.claim)
+    : (state.versions ??= new TaskVersions(logger)).attach(table);
   const db: Database = {
     knex,
     dialect,
     t,
     options,
     models: defineModels(knex, t, dialect),
-    get tasks() {
-      return tasks;
-    },
+    tasks,
     withLock: (keys, fn) => locks.run(keys, fn),
     onRetry: (listener) => {
       retryListeners.add(listener);
@@ -181,6 +195,5 @@ export function openDatabase(options: DbOptions, logger: DbLogger, tracer?: Quer
       }
     },
   };
-  const tasks = taskStoreFor(db, state, logger);
   return db;
 }

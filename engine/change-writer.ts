@@ -1,5 +1,5 @@
-import type { Database } from '../db/database.ts';
-import type { TaskChange } from '../db/repositories/tasks.ts';
+import type { TaskChange } from '../db/tasks/change.ts';
+import type { TaskStore } from '../db/tasks/store.ts';
 import type { EngineLogger } from './types.ts';
 
 interface Pending {
@@ -27,7 +27,7 @@ export class ChangeWriter {
   private idle: (() => void)[] = [];
 
   constructor(
-    private readonly db: Database,
+    private readonly store: TaskStore,
     private readonly logger: EngineLogger,
     private readonly depth = 1,
   ) {}
@@ -69,7 +69,7 @@ export class ChangeWriter {
       if (change.patch.finished_at) change.patch.finished_at = now;
     }
     try {
-      const applied = await this.db.tasks.change(batch.map((p) => p.change));
+      const applied = await this.store.change(batch.map((p) => p.change));
       batch.forEach((p, i) => p.resolve(applied[i]!));
     } catch (error) {
       this.single = true;

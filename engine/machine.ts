@@ -1,6 +1,7 @@
 import { assign, setup, transition, type SnapshotFrom } from 'xstate';
+import type { TaskPatch } from '../db/tasks/row.ts';
 import { BadRequestError } from '../lib/errors.ts';
-import type { TaskStatus } from './types.ts';
+import type { TaskStatus } from '../lib/task-schema.ts';
 
 /**
  * The task lifecycle (docs/engine.md), the one place where transitions are decided; the database row mirrors it.
@@ -13,6 +14,9 @@ import type { TaskStatus } from './types.ts';
  *      └──CANCEL──▶ cancelled ◀─┘ (CANCEL on running only asks the runner to stop)
  *   failed | cancelled ──RETRY──▶ pending (retry count reset)
  *   DELETE is allowed in every state but running.
+ *
+ * `columnsFor` turns a decision into the columns its write stores: nothing writes a status this module did not
+ * decide, the claim included (its statement sets `columnsFor(claimDecision(...))` on every row it takes).
  */
 
 export interface TaskFacts {
@@ -117,4 +121,73 @@ export function decide(status: TaskStatus, facts: TaskFacts, event: TaskEvent): 
     throw new BadRequestError('task.illegal_transition', { action: ACTION_NAMES[event.type], status });
   const [next] = transition(taskMachine, snapshot, event);
   return { from: status, status: next.value as TaskStatus, facts: next.context };
+}
+
+/** What a decision's write stores besides the machine's facts: the time, and what the run reported. */
+export interface WriteFacts {
+  now: string;
+  progress: number;
+  result?: string | null;
+  error?: string | null;
+  /** The log backend a claimed run writes to (the setting when it was claimed). */
+  logBackend?: string;
+}
+
+const CANCELLED = 'cancelled';
+
+/** The stored columns a decision sets (the one mapping from machine state to row). */
+export function columnsFor(d: Decision, o: WriteFacts): TaskPatch {
+  if (d.status === d.from) {
+    // CANCEL of a running task and DELETE change flags only; the status stays.
+    const flags: TaskPatch = { cancel_requested: d.facts.cancelRequested, updated_at: o.now };
+    if (d.facts.deleted) flags.deleted_at = o.now;
+    return flags;
+  }
+  const base = { updated_at: o.now, cancel_requested: d.facts.cancelRequested, retry_count: d.facts.retryCount };
+  const ended = { finished_at: o.now, lease_expires_at: null };
+  switch (d.status) {
+    case 'running':
+      // A claim takes many rows in one statement: it sets no per-row facts (the rows keep theirs).
+      return { status: 'running', started_at: o.now, updated_at: o.now, progress: 0, log_backend: o.logBackend };
+    case 'success':
+      return { ...base, ...ended, status: 'success', progress: 100, result: o.result ?? null, error: null };
+    case 'failed':
+      return { ...base, ...ended, status: 'failed', progress: o.progress, error: o.error ?? null };
+    case 'cancelled':
+      return { ...base, ...ended, status: 'cancelled', progress: o.progress, error: CANCELLED };
+    case 'pending':
+      return {
+        ...base,
+        status: 'pending',
+        progress: 0,
+        result: null,
+        error: o.error ?? null,
+        started_at: null,
+        finished_at: null,
+        worker_id: null,
+        claim_id: null,
+        lease_expires_at: null,
+        run_after_ms: d.facts.retryDelayMs,
+      };
+  }
+}
+
+/** Facts of no task in particular: CLAIM depends on none of them. */
+const ANY_PENDING: TaskFacts = {
+  retryCount: 0,
+  maxRetries: 0,
+  cancelRequested: false,
+  deleted: false,
+  backoffBaseMs: 0,
+  backoffMaxMs: 0,
+  retryDelayMs: 0,
+};
+
+/**
+ * The claim, decided by the machine for any pending task: CLAIM is unconditional on pending and its columns
+ * carry no per-task facts, so one decision holds for every row the claim statement takes (its filter is
+ * "pending").
+ */
+export function claimDecision(): Decision {
+  return decide('pending', ANY_PENDING, { type: 'CLAIM' });
 }

@@ -1,10 +1,8 @@
-import type { Actor } from 'xstate';
-import type { Database } from '../db/database.ts';
-import type { TaskRow } from '../db/repositories/tasks.ts';
 import { v7 as uuidv7 } from 'uuid';
+import type { TaskRow } from '../db/tasks/row.ts';
 import type { ArtifactData, ArtifactStore } from './artifacts.ts';
 import type { LogEntry, LogSink } from './log-sinks.ts';
-import type { taskMachine } from './machine.ts';
+import type { TaskFacts } from './machine.ts';
 import { toTaskJson, type EngineLogger, type LogLevel, type RunnerContext, type TaskSpan } from './types.ts';
 
 const PROGRESS_EVERY_MS = 250;
@@ -22,8 +20,17 @@ export function formatLogMessage(message: string, fields?: Record<string, unknow
   return out.length > MAX_MESSAGE ? `${out.slice(0, MAX_MESSAGE)}…` : out;
 }
 
+/** The writes of a running task's row, made through the engine and fenced on the run's claim. */
+export interface RunWrites {
+  progress(run: TaskRun): Promise<void>;
+  /** Makes the stored file the task's artifact; false: the run no longer holds the task. */
+  artifact(run: TaskRun, fileKey: string, fileName: string): Promise<boolean>;
+  /** Whether the run still holds its task: log lines of a run that lost it are not stored. */
+  holds(run: TaskRun): Promise<boolean>;
+}
+
 export interface RunDeps {
-  db: Database;
+  writes: RunWrites;
   artifacts: ArtifactStore;
   logger: EngineLogger;
   sink: LogSink | undefined;
@@ -31,8 +38,8 @@ export interface RunDeps {
 }
 
 /**
- * One claimed task running on this node: its actor, its abort signal, and what the runner reports
- * (progress, log lines, artifacts), written to the database without making the runner wait.
+ * One claimed task running on this node: the machine's facts for it, its abort signal, and what the runner
+ * reports (progress, log lines, artifacts), written without making the runner wait.
  */
 export class TaskRun {
   readonly abort = new AbortController();
@@ -40,6 +47,8 @@ export class TaskRun {
   progress = 0;
   /** Another node holds the task now (lease lost), or it was handed back at shutdown: write no outcome. */
   detached = false;
+  /** The run no longer holds its task: nothing more of it is stored (log lines included). */
+  lost = false;
   /** The outcome is being written: lease renewal leaves it alone. */
   finishing = false;
   /** The outcome the machine decided (`retry` for another attempt), for the run's span. */
@@ -55,7 +64,8 @@ export class TaskRun {
   constructor(
     readonly row: TaskRow,
     readonly claimId: string,
-    readonly actor: Actor<typeof taskMachine>,
+    /** The machine's facts as this run knows them (a cancel heard of sets cancelRequested). */
+    public facts: TaskFacts,
     readonly deps: RunDeps,
   ) {}
 
@@ -86,8 +96,8 @@ export class TaskRun {
     this.progressTimer = setTimeout(() => {
       this.progressTimer = undefined;
       this.lastProgressWrite = Date.now();
-      this.deps.db.tasks
-        .setProgress(this.row.id, this.claimId, this.progress)
+      this.deps.writes
+        .progress(this)
         .catch((error) =>
           this.deps.logger.warn({ err: error, task_id: this.row.id }, 'task progress could not be written'),
         );
@@ -118,16 +128,17 @@ export class TaskRun {
     this.logs = [];
     if (batch.length && this.deps.sink) {
       const sink = this.deps.sink;
-      this.logChain = this.logChain.then(() =>
-        sink
-          .append(batch)
-          .catch((error) =>
-            this.deps.logger.warn(
-              { err: error, task_id: this.row.id, lines: batch.length },
-              'task log lines could not be written',
-            ),
-          ),
-      );
+      this.logChain = this.logChain.then(async () => {
+        try {
+          if (this.lost || !(await this.deps.writes.holds(this))) this.lost = true;
+          else await sink.append(batch);
+        } catch (error) {
+          this.deps.logger.warn(
+            { err: error, task_id: this.row.id, lines: batch.length },
+            'task log lines could not be written',
+          );
+        }
+      });
     }
     return this.logChain;
   }
@@ -139,9 +150,12 @@ export class TaskRun {
   }
 
   private async saveArtifact(name: string, data: ArtifactData, contentType: string): Promise<string> {
-    const { artifacts, db } = this.deps;
+    const { artifacts, writes } = this.deps;
     const file = await artifacts.save({ taskId: this.row.id, ownerId: this.row.creator_id, name, contentType, data });
-    await db.tasks.setArtifact(this.row.id, file.key, file.name);
+    if (!(await writes.artifact(this, file.key, file.name))) {
+      await artifacts.remove([file]);
+      throw Object.assign(new Error('the task is no longer held by this run'), { name: 'AbortError' });
+    }
     // A task has one artifact: a later call (or a later attempt) replaces the earlier file.
     const previous = this.row.artifact_file_key ? await artifacts.find(this.row.artifact_file_key) : undefined;
     if (previous) await artifacts.remove([previous]);

@@ -1,56 +1,7 @@
 import type { Readable } from 'node:stream';
-import type { TaskRow } from '../db/repositories/tasks.ts';
+import type { TaskCategory, TaskJson } from '../lib/task-schema.ts';
 
-export type { TaskStatus } from '../db/repositories/tasks.ts';
-export type TaskCategory = TaskRow['category'];
-
-/** The task as the API and runners see it (docs/engine.md): the stored row without its bookkeeping columns. */
-export type TaskJson = Pick<
-  TaskRow,
-  | 'id'
-  | 'type'
-  | 'status'
-  | 'category'
-  | 'payload'
-  | 'progress'
-  | 'result'
-  | 'error'
-  | 'retry_count'
-  | 'max_retries'
-  | 'creator_id'
-  | 'cron_schedule_id'
-  | 'artifact_file_key'
-  | 'artifact_file_name'
-  | 'org_id'
-  | 'created_at'
-  | 'updated_at'
-  | 'started_at'
-  | 'finished_at'
->;
-
-export function toTaskJson(r: TaskRow): TaskJson {
-  return {
-    id: r.id,
-    type: r.type,
-    status: r.status,
-    category: r.category,
-    payload: r.payload,
-    progress: r.progress,
-    result: r.result,
-    error: r.error,
-    retry_count: r.retry_count,
-    max_retries: r.max_retries,
-    creator_id: r.creator_id,
-    cron_schedule_id: r.cron_schedule_id,
-    artifact_file_key: r.artifact_file_key,
-    artifact_file_name: r.artifact_file_name,
-    org_id: r.org_id,
-    created_at: r.created_at,
-    updated_at: r.updated_at,
-    started_at: r.started_at,
-    finished_at: r.finished_at,
-  };
-}
+export { toTaskJson, type TaskCategory, type TaskJson, type TaskStatus } from '../lib/task-schema.ts';
 
 export type LogLevel = 'info' | 'warn' | 'error';
 

@@ -100,7 +100,7 @@ export interface Dialect {
    * Atomically moves up to the candidates' limit of rows to `set` and returns them as updated. Rows another
    * transaction is claiming are skipped (`FOR UPDATE SKIP LOCKED`), so nodes never take the same row; task
    * changes are then fenced UPDATEs in place. An engine without it (ClickHouse, one process) has its process
-   * own the tasks: claims in memory, every change a whole new row version (db/repositories/task-versions.ts).
+   * own the tasks: claims in memory, every change a whole new row version (db/dialects/clickhouse/task-versions.ts).
    */
   claim?(knex: Knex, spec: ClaimSpec): Promise<Record<string, unknown>[]>;
   /**

@@ -33,7 +33,7 @@ const TABLE_LAYOUTS: Partial<Record<keyof TableNames, TableDesign>> = {
   taskLogs: { sortKey: ['task_id', 'created_at', 'id'] },
 };
 
-/** Tasks keep each change as a new row version (db/repositories/task-versions.ts); from migration 006 on. */
+/** Tasks keep each change as a new row version (db/dialects/clickhouse/task-versions.ts); from migration 006 on. */
 export const TASKS_LAYOUT: TableDesign = { version: 'version' };
 
 export function tableDesign(t: TableNames, table: string): TableDesign {

@@ -1,27 +1,29 @@
 // npm run bench:engine — the task engine side by side with pg-boss and graphile-worker, in one run.
 // For each: 20,000 no-op tasks at concurrency 10 (tasks/s from the first create to the last completion),
 // then a trickle of 200 single tasks, one at a time (create→start latency p50/p99), and the heap before/after.
-// Console's engine runs on SQLite and on PostgreSQL; the other two on the same PostgreSQL.
+// Console's engine runs on SQLite, PostgreSQL (in this process, and in three worker processes on one database), MariaDB
+// and ClickHouse (chdb); the other two on the same PostgreSQL.
 // PostgreSQL comes from BENCH_PG_URL or TEST_PG_URL (`eval "$(bash tools/ci/services.sh env)"` sets the latter);
-// without one, only SQLite runs. BENCH_TASKS and BENCH_TRICKLE change the counts.
+// without one, only SQLite runs. BENCH_TASKS and BENCH_TRICKLE change the counts; BENCH_ONLY (comma-separated
+// rows: sqlite, postgres, workers, graphile, pgboss, mariadb, clickhouse) runs some rows only, for quick comparisons.
+import { fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pino from 'pino';
-import { Registry } from 'prom-client';
-import { startChangeFeed } from '../../db/change-feed.ts';
-import { openDatabase } from '../../db/database.ts';
+import { fileURLToPath } from 'node:url';
 import type { DbOptions } from '../../db/options.ts';
-import { TaskEngine } from '../../engine/engine.ts';
-import { createLogSinks } from '../../engine/settings.ts';
 import { CHDB_PREFIX, chdbInstalled, startShim } from '../../test/support/clickhouse-shim.ts';
+import { CONCURRENCY, openConsoleNode } from './console-node.ts';
 
 const TASKS = Number(process.env.BENCH_TASKS ?? 20_000);
 const TRICKLE = Number(process.env.BENCH_TRICKLE ?? 200);
-const CONCURRENCY = 10;
 const BATCH = 1000;
 const PG_URL = process.env.BENCH_PG_URL ?? process.env.TEST_PG_URL;
+const MYSQL_URL = process.env.BENCH_MYSQL_URL ?? process.env.TEST_MYSQL_URL;
+const ONLY = process.env.BENCH_ONLY?.split(',');
+const wanted = (row: string) => !ONLY || ONLY.includes(row);
 
 interface Result {
   system: string;
@@ -110,20 +112,20 @@ async function measure(
   }
 }
 
-function pgOptions(url: string, prefix: string): DbOptions {
+function pgOptions(url: string, prefix: string, driver: DbOptions['driver'] = 'postgres'): DbOptions {
   const u = new URL(url);
   return {
-    driver: 'postgres',
+    driver,
     tablePrefix: prefix,
     slowThresholdMs: 60_000,
     path: '',
     host: u.hostname,
-    port: Number(u.port || 5432),
+    port: Number(u.port || (driver === 'mysql' ? 3306 : 5432)),
     username: decodeURIComponent(u.username),
     password: decodeURIComponent(u.password),
     schema: u.pathname.slice(1),
     charset: 'utf8mb4',
-    collation: '',
+    collation: driver === 'mysql' ? 'utf8mb4_unicode_ci' : '',
     maxOpenConnections: 10,
     maxIdleConnections: 10,
     connectionLifetimeMs: 30_000,
@@ -134,49 +136,59 @@ function pgOptions(url: string, prefix: string): DbOptions {
   };
 }
 
-/** Console's engine as the console runs it (settings: 10 at once, database log backend). */
+/** Console's engine in this process. */
 function consoleEngine(options: DbOptions) {
   return async (onStart: () => void): Promise<Subject> => {
-    const logger = pino({ level: 'silent' });
-    const db = openDatabase(options, logger);
-    await db.migrate();
-    const feed = await startChangeFeed(db, logger);
-    const files = mkdtempSync(join(tmpdir(), 'bench-engine-files-'));
-    const settings = {
-      get: <T>(key: string) => ({ task_max_concurrent: CONCURRENCY, task_log_storage_backend: 'database' })[key] as T,
-      onChange: () => {},
-    };
-    const engine = new TaskEngine({
-      db,
-      feed,
-      settings,
-      registry: new Registry(),
-      logger,
-      logSinks: createLogSinks(db, files),
-      config: {
-        leaseTtlMs: 30_000,
-        leaseRenewIntervalMs: 10_000,
-        reaperIntervalMs: 15_000,
-        pollIntervalMs: 1000,
-        retryBackoffBaseMs: 1000,
-        retryBackoffMaxMs: 300_000,
-        fileUploadPath: files,
-        shutdownTimeoutMs: 5000,
-      },
-    });
-    engine.register('noop', async () => void onStart());
-    await engine.start();
+    const node = await openConsoleNode(options);
+    node.engine.register('noop', async () => void onStart());
+    await node.engine.start();
     return {
       onStart,
-      createMany: async (n) => void (await engine.createMany(Array.from({ length: n }, () => ({ type: 'noop' })))),
-      createOne: async () => void (await engine.create({ type: 'noop' })),
+      createMany: async (n) => void (await node.engine.createMany(Array.from({ length: n }, () => ({ type: 'noop' })))),
+      createOne: async () => void (await node.engine.create({ type: 'noop' })),
+      stop: () => node.close(true),
+    };
+  };
+}
+
+/**
+ * Console's engine in `workers` processes on one database, this process only creating tasks; every start is
+ * checked against the others, so a task run twice shows in the row's note.
+ */
+function consoleWorkers(options: DbOptions, workers: number, twice: Set<string>) {
+  return async (onStart: () => void): Promise<Subject> => {
+    const node = await openConsoleNode(options);
+    const seen = new Set<string>();
+    const children = await Promise.all(
+      Array.from({ length: workers }, async () => {
+        const child = fork(fileURLToPath(new URL('./engine-worker.ts', import.meta.url)), {
+          execArgv: ['--import', 'tsx'],
+          env: { ...process.env, BENCH_DB: JSON.stringify(options) },
+        });
+        child.on('message', (ids) => {
+          if (!Array.isArray(ids)) return;
+          for (const id of ids as string[]) {
+            if (seen.has(id)) twice.add(id);
+            seen.add(id);
+            onStart();
+          }
+        });
+        await new Promise<void>((resolve) => child.once('message', () => resolve()));
+        return child;
+      }),
+    );
+    return {
+      onStart,
+      createMany: async (n) => void (await node.engine.createMany(Array.from({ length: n }, () => ({ type: 'noop' })))),
+      createOne: async () => void (await node.engine.create({ type: 'noop' })),
       async stop() {
-        await engine.stop();
-        await feed.close();
-        if (options.driver === 'postgres')
-          for (const name of Object.values(db.t)) await db.knex.raw('drop table if exists ?? cascade', [name]);
-        await db.close();
-        rmSync(files, { recursive: true, force: true });
+        await Promise.all(
+          children.map(async (child) => {
+            child.send('stop');
+            await once(child, 'exit');
+          }),
+        );
+        await node.close(true);
       },
     };
   };
@@ -255,24 +267,47 @@ const sqlite: DbOptions = {
 console.log(
   `${TASKS} no-op tasks at concurrency ${CONCURRENCY}, then ${TRICKLE} single tasks one at a time (Node ${process.version})\n`,
 );
-results.push(await measure('console engine', 'sqlite', consoleEngine(sqlite)));
+if (wanted('sqlite')) results.push(await measure('console engine', 'sqlite', consoleEngine(sqlite)));
 if (PG_URL) {
-  results.push(
-    await measure(
-      'console engine',
+  if (wanted('postgres'))
+    results.push(
+      await measure(
+        'console engine',
+        'postgres',
+        consoleEngine(pgOptions(PG_URL, `bench${randomBytes(3).toString('hex')}_`)),
+      ),
+    );
+  if (wanted('workers')) {
+    const twice = new Set<string>();
+    const result = await measure(
+      'console engine ×3 processes',
       'postgres',
-      consoleEngine(pgOptions(PG_URL, `bench${randomBytes(3).toString('hex')}_`)),
-    ),
-  );
-  results.push(
-    await measure('graphile-worker 0.17', 'postgres', await graphileWorker(PG_URL), 'defaults, concurrency 10'),
-  );
-  results.push(await measure('pg-boss 10', 'postgres', await pgBoss(PG_URL), 'tuned: 100 per fetch, 0.5 s poll'));
+      consoleWorkers(pgOptions(PG_URL, `bench${randomBytes(3).toString('hex')}_`), 3, twice),
+    );
+    results.push({ ...result, note: twice.size ? `${twice.size} tasks ran twice` : 'no task ran twice' });
+  }
+  if (wanted('graphile'))
+    results.push(
+      await measure('graphile-worker 0.17', 'postgres', await graphileWorker(PG_URL), 'defaults, concurrency 10'),
+    );
+  if (wanted('pgboss'))
+    results.push(await measure('pg-boss 10', 'postgres', await pgBoss(PG_URL), 'tuned: 100 per fetch, 0.5 s poll'));
 } else {
   console.log('(no BENCH_PG_URL or TEST_PG_URL: PostgreSQL runs skipped)\n');
 }
+if (MYSQL_URL && wanted('mariadb')) {
+  results.push(
+    await measure(
+      'console engine',
+      'mariadb',
+      consoleEngine(pgOptions(MYSQL_URL, `bench${randomBytes(3).toString('hex')}_`, 'mysql')),
+    ),
+  );
+} else if (!MYSQL_URL) {
+  console.log('(no BENCH_MYSQL_URL or TEST_MYSQL_URL: MySQL/MariaDB run skipped)\n');
+}
 // ClickHouse is chdb behind the tests' HTTP shim, in this process (as the clickhouse test lane runs it).
-if (chdbInstalled()) {
+if (wanted('clickhouse') && chdbInstalled()) {
   const dir = mkdtempSync(join(tmpdir(), 'bench-chdb-'));
   const shim = await startShim({ dir, databases: ['bench'] });
   const u = new URL(shim.url);
@@ -286,7 +321,7 @@ if (chdbInstalled()) {
   results.push(await measure('console engine', 'clickhouse', consoleEngine(ch)));
   await shim.close();
   rmSync(dir, { recursive: true, force: true });
-} else {
+} else if (wanted('clickhouse')) {
   console.log(`(chdb not installed under ${CHDB_PREFIX}: ClickHouse run skipped)\n`);
 }
 

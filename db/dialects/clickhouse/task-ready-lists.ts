@@ -1,4 +1,4 @@
-import type { TaskRow } from './tasks.ts';
+import type { TaskRow } from '../../tasks/row.ts';
 
 /** Most rows a list keeps; the rest stay in the database, read when the list runs short. */
 const MAX_ROWS = 1000;

@@ -1,24 +1,34 @@
 import type { Knex } from 'knex';
-import type { Database } from '../database.ts';
-import type { DbLogger } from '../options.ts';
-import { ReadyLists, type ReadyList } from './task-ready-lists.ts';
-import type { TaskStore } from './task-store.ts';
+import type { DbLogger } from '../../options.ts';
+import type { TaskChange } from '../../tasks/change.ts';
+import type { ClaimRequest } from '../../tasks/claim.ts';
+import { deleteTasks } from '../../tasks/delete.ts';
+import { insertTaskOnce } from '../../tasks/insert-once.ts';
+import { insertTasks } from '../../tasks/insert.ts';
 import {
+  CLAIM_ORDER,
+  claimable,
+  fenceConditions,
+  heldBy,
+  matches,
+  pendingOf,
+  toSql,
+  type TaskFence,
+} from '../../tasks/predicates.ts';
+import {
+  artifactColumns,
   byRunAfter,
-  deleteTasks,
-  insertTaskOnce,
-  insertTasks,
   pendingTaskRow,
   taskFromDb,
   toDbPatch,
-  type ClaimRequest,
   type HeldTask,
   type NewTaskRow,
-  type TaskChange,
-  type TaskFence,
   type TaskPatch,
   type TaskRow,
-} from './tasks.ts';
+} from '../../tasks/row.ts';
+import type { TaskStore } from '../../tasks/store.ts';
+import type { TaskTable } from '../../tasks/table.ts';
+import { ReadyLists, type ReadyList } from './task-ready-lists.ts';
 
 /** How long a change waits for others to share its INSERT. */
 const FLUSH_MS = 50;
@@ -36,8 +46,6 @@ const held = ({ id, status, claim_id, cancel_requested }: TaskRow): HeldTask => 
   cancel_requested,
 });
 
-type AnyChange = Omit<TaskChange, 'fence'> & { fence?: TaskFence };
-
 /**
  * Task writes for an engine without row locks, transactions or affected-row counts (ClickHouse), where one
  * process owns the database (docs/architecture.md). Every change is a whole new row, `version` + 1, appended to a table
@@ -53,7 +61,7 @@ type AnyChange = Omit<TaskChange, 'fence'> & { fence?: TaskFence };
  * pending or running as they were, to run again (running rows of a process that is gone count as expired at
  * once).
  *
- * One instance serves every Database of the process on the same tables, so several consoles of one process
+ * One instance serves every TaskTable of the process on the same tables, so several consoles of one process
  * (the tests' nodes) share it as one owner.
  */
 export class TaskVersions {
@@ -61,7 +69,7 @@ export class TaskVersions {
   private readonly known = new Map<string, TaskRow>();
   private readonly unstored = new Set<string>();
   private readonly ready = new ReadyLists();
-  private readonly dbs: Database[] = [];
+  private readonly tables: TaskTable[] = [];
   private storing: Promise<void> | undefined;
   /** Changes made, and changes stored (every one up to this count), for settle to wait on its own. */
   private changes = 0;
@@ -80,44 +88,39 @@ export class TaskVersions {
 
   constructor(private readonly logger: DbLogger) {}
 
-  /** The store as one Database sees it: its statements go through that database's connections. */
-  attach(db: Database): TaskStore {
-    this.dbs.push(db);
+  /** The store as one TaskTable sees it: its statements go through that database's connections. */
+  attach(table: TaskTable): TaskStore {
+    this.tables.push(table);
     return {
       insert: async (rows, now) =>
         void (await this.insert(rows, now, () =>
-          insertTasks(db, rows, now, db.dialect.toDbTime(now)).then(() => true),
+          insertTasks(table, rows, now, table.dialect.toDbTime(now)).then(() => true),
         )),
-      insertOnce: (row, now) => this.insert([row], now, () => insertTaskOnce(db, row, now, db.dialect.toDbTime(now))),
-      claim: (request) => this.claim(db, request),
-      change: (changes) => this.change(db, changes),
+      insertOnce: (row, now) =>
+        this.insert([row], now, () => insertTaskOnce(table, row, now, table.dialect.toDbTime(now))),
+      claim: (request) => this.claim(table, request),
+      change: (changes) => this.change(table, changes),
       setProgress: async (id, claimId, progress) =>
-        void (await this.change(db, [{ id, fence: { status: 'running', claimId }, patch: { progress } }])),
-      setArtifact: async (id, fileKey, fileName) => {
-        await this.change(db, [
-          {
-            id,
-            patch: { artifact_file_key: fileKey, artifact_file_name: fileName, updated_at: new Date().toISOString() },
-          },
-        ]);
-      },
-      renew: (workerId, ids, leaseMs) => this.renew(db, workerId, ids, leaseMs),
-      held: (ids, onlyCancelled) => this.held(db, ids, onlyCancelled),
-      expired: (limit) => this.expired(db, limit),
-      remove: (ids) => this.remove(db, ids),
+        (await this.change(table, [{ id, fence: heldBy(claimId), patch: { progress } }]))[0]!,
+      setArtifact: async (id, claimId, fileKey, fileName) =>
+        (await this.change(table, [{ id, fence: heldBy(claimId), patch: artifactColumns(fileKey, fileName) }]))[0]!,
+      renew: (workerId, ids, leaseMs) => this.renew(table, workerId, ids, leaseMs),
+      held: (ids, onlyCancelled) => this.held(table, ids, onlyCancelled),
+      expired: (limit) => this.expired(table, limit),
+      remove: (ids) => this.remove(table, ids),
       settle: () => this.settle(),
-      detach: () => this.detach(db),
+      detach: () => this.detach(table),
     };
   }
 
-  private async detach(db: Database): Promise<void> {
-    const last = this.dbs.length === 1;
+  private async detach(table: TaskTable): Promise<void> {
+    const last = this.tables.length === 1;
     try {
       // The last database of the process stores what is left; another may be what a store under way uses.
       if (last) await this.settle();
       else await this.storing?.catch(() => {});
     } finally {
-      this.dbs.splice(this.dbs.indexOf(db), 1);
+      this.tables.splice(this.tables.indexOf(table), 1);
       // Afterwards memory starts empty, as after a restart.
       if (last) {
         clearTimeout(this.timer);
@@ -150,11 +153,11 @@ export class TaskVersions {
    * Rows from the database, through `build`. A row that left memory while the query ran (stored, not running)
    * may come back in the version before that store: the stored one is returned instead.
    */
-  private async select(db: Database, build: (q: Knex.QueryBuilder) => Knex.QueryBuilder): Promise<TaskRow[]> {
+  private async select(table: TaskTable, build: (q: Knex.QueryBuilder) => Knex.QueryBuilder): Promise<TaskRow[]> {
     const from = this.stores;
     this.reads.set(from, (this.reads.get(from) ?? 0) + 1);
     try {
-      const rows = ((await build(db.knex(db.t.tasks))) as Record<string, unknown>[]).map(taskFromDb);
+      const rows = ((await build(table.knex(table.name))) as Record<string, unknown>[]).map(taskFromDb);
       return rows.map((r) => {
         const left = this.left.get(r.id);
         return left && left.store > from && left.row.version > r.version ? left.row : r;
@@ -169,10 +172,11 @@ export class TaskVersions {
   }
 
   /** The newest version of each row: memory first, the database for the rest. */
-  private async current(db: Database, ids: string[]): Promise<Map<string, TaskRow>> {
+  private async current(table: TaskTable, ids: string[]): Promise<Map<string, TaskRow>> {
     const missing = ids.filter((id) => !this.known.has(id));
     const out = new Map<string, TaskRow>();
-    if (missing.length) for (const row of await this.select(db, (q) => q.whereIn('id', missing))) out.set(row.id, row);
+    if (missing.length)
+      for (const row of await this.select(table, (q) => q.whereIn('id', missing))) out.set(row.id, row);
     // A change made while the query ran is newer than what it read.
     for (const id of ids) {
       const row = this.known.get(id);
@@ -181,21 +185,20 @@ export class TaskVersions {
     return out;
   }
 
-  private async claim(db: Database, c: ClaimRequest): Promise<TaskRow[]> {
+  private async claim(table: TaskTable, c: ClaimRequest): Promise<TaskRow[]> {
     // A run whose outcome cannot be stored would be lost with everything after it: wait for the database.
     if (this.failures) throw new Error('task changes are not being stored; claims wait until they are');
     const list = this.ready.for(c.types);
     if (this.ready.short(list, c.limit, new Date().toISOString()))
-      await this.fill(db, list, Math.max(PREFETCH, c.limit));
+      await this.fill(table, list, Math.max(PREFETCH, c.limit));
     // Decided without awaiting from here: nothing else changes these rows in between.
     const now = new Date();
     const at = now.toISOString();
-    const claimable = (r: TaskRow) =>
-      r.status === 'pending' && r.deleted_at === null && c.types.includes(r.type) && r.run_after <= at;
-    const candidates = [...this.known.values()].filter(claimable);
+    const filter = claimable(c.types);
+    const candidates = [...this.known.values()].filter((r) => matches(r, filter, at));
     for (const row of list.rows.values()) {
       if (candidates.length >= c.limit * 2) break;
-      if (claimable(row)) candidates.push(row);
+      if (matches(row, filter, at)) candidates.push(row);
     }
     candidates.sort(byRunAfter);
     const lease = new Date(now.getTime() + c.leaseMs).toISOString();
@@ -205,20 +208,19 @@ export class TaskVersions {
   }
 
   /** Reads the oldest pending rows that are neither in memory, nor listed, nor being inserted into the list. */
-  private async fill(db: Database, list: ReadyList, limit: number): Promise<void> {
+  private async fill(table: TaskTable, list: ReadyList, limit: number): Promise<void> {
     const startedAt = Date.now();
     const generation = this.ready.generation;
     const stores = this.stores;
-    const rows = await this.select(db, (q) =>
-      q
-        .where('status', 'pending')
-        .whereNull('deleted_at')
-        .whereIn('type', [...list.types])
+    const pending = pendingOf([...list.types]);
+    const rows = await this.select(table, (q) =>
+      toSql(table, q, pending)
         .whereNotIn('id', [...this.known.keys(), ...list.rows.keys(), ...this.ready.inserting])
-        .orderBy([{ column: 'run_after' }, { column: 'id' }])
+        .orderBy(CLAIM_ORDER)
         .limit(limit),
     );
-    const fresh = rows.filter((r) => !this.known.has(r.id) && r.status === 'pending' && r.deleted_at === null);
+    const at = new Date().toISOString();
+    const fresh = rows.filter((r) => !this.known.has(r.id) && matches(r, pending, at));
     // A store (rows the query skipped as in memory left it) or an insert ending meanwhile may hide a row from it.
     this.ready.filled(
       list,
@@ -229,26 +231,25 @@ export class TaskVersions {
     );
   }
 
-  private async change(db: Database, changes: AnyChange[]): Promise<boolean[]> {
+  private async change(table: TaskTable, changes: TaskChange[]): Promise<boolean[]> {
     const rows = await this.current(
-      db,
+      table,
       changes.map((c) => c.id),
     );
     const at = new Date().toISOString();
     return changes.map((c) => {
       // An earlier change of this batch may have made a newer version.
       const row = this.known.get(c.id) ?? rows.get(c.id);
-      if (!row || (c.fence && !this.holds(row, c.fence, at))) return false;
+      if (!row || !this.holds(row, c.fence, at)) return false;
       this.put(row, c.patch);
       return true;
     });
   }
 
+  /** The fence of the SQL stores, but for the lease: here a running row no run of this process holds is expired. */
   private holds(row: TaskRow, fence: TaskFence, at: string): boolean {
-    if (row.status !== fence.status || row.deleted_at !== null) return false;
-    if (fence.claimId !== undefined && row.claim_id !== fence.claimId) return false;
-    if (fence.cancelRequested !== undefined && row.cancel_requested !== fence.cancelRequested) return false;
-    return !fence.leaseExpired || this.orphaned(row, at);
+    const { leaseExpired, ...rest } = fence;
+    return matches(row, fenceConditions(rest), at) && (!leaseExpired || this.orphaned(row, at));
   }
 
   /** A running row nobody renews: its lease ran out, or no run of this process (the only one) holds it. */
@@ -256,8 +257,8 @@ export class TaskVersions {
     return row.lease_expires_at === null || row.lease_expires_at < at || !this.known.has(row.id);
   }
 
-  private async renew(db: Database, workerId: string, ids: string[], leaseMs: number): Promise<HeldTask[]> {
-    const rows = await this.current(db, ids);
+  private async renew(table: TaskTable, workerId: string, ids: string[], leaseMs: number): Promise<HeldTask[]> {
+    const rows = await this.current(table, ids);
     const lease = new Date(Date.now() + leaseMs).toISOString();
     const out: HeldTask[] = [];
     for (const id of ids) {
@@ -269,14 +270,14 @@ export class TaskVersions {
     return out;
   }
 
-  private async held(db: Database, ids: string[], onlyCancelled = false): Promise<HeldTask[]> {
-    const rows = [...(await this.current(db, ids)).values()];
+  private async held(table: TaskTable, ids: string[], onlyCancelled = false): Promise<HeldTask[]> {
+    const rows = [...(await this.current(table, ids)).values()];
     return rows.filter((r) => !onlyCancelled || r.cancel_requested).map(held);
   }
 
-  private async expired(db: Database, limit: number): Promise<TaskRow[]> {
+  private async expired(table: TaskTable, limit: number): Promise<TaskRow[]> {
     const at = new Date().toISOString();
-    const stored = await this.select(db, (q) =>
+    const stored = await this.select(table, (q) =>
       q
         .where('status', 'running')
         .whereNotIn('id', [...this.known.keys()])
@@ -287,10 +288,10 @@ export class TaskVersions {
   }
 
   /** Rows with a change in memory are kept: the change (a retry) came after the cleanup chose them. */
-  private async remove(db: Database, ids: string[]): Promise<number> {
+  private async remove(table: TaskTable, ids: string[]): Promise<number> {
     const gone = ids.filter((id) => !this.known.has(id));
     for (const id of gone) this.ready.forget(id);
-    return deleteTasks(db, gone);
+    return deleteTasks(table, gone);
   }
 
   /** Makes the next version of `row` the newest, to be stored with the next INSERT. */
@@ -346,11 +347,11 @@ export class TaskVersions {
   }
 
   private async write(): Promise<void> {
-    const db = this.dbs[0];
-    if (!db) throw new Error('the task store has no open database');
+    const table = this.tables[0];
+    if (!table) throw new Error('the task store has no open database');
     const upTo = this.changes;
     const rows = [...this.unstored].map((id) => this.known.get(id)!);
-    const insert = (batch: TaskRow[]) => db.knex(db.t.tasks).insert(batch.map((r) => toDbPatch(db, r)));
+    const insert = (batch: TaskRow[]) => table.knex(table.name).insert(batch.map((r) => toDbPatch(table, r)));
     if (this.failures < ONE_BY_ONE_AFTER) {
       // Written again after a failure, whole: a version written twice is the same row.
       for (let i = 0; i < rows.length; i += CHUNK) await insert(rows.slice(i, i + CHUNK));

@@ -1,0 +1,36 @@
+import type { NewTaskRow } from './row.ts';
+import type { TaskTable } from './table.ts';
+
+/**
+ * A new task's row as inserted: the columns a new task does not leave null (the others default to null), its
+ * times already in the database's form, so a batch of a thousand converts them once.
+ */
+export function insertedRow(t: NewTaskRow, createdAt: unknown, runAfter: unknown): Record<string, unknown> {
+  return {
+    ...t,
+    status: 'pending',
+    progress: 0,
+    retry_count: 0,
+    cancel_requested: false,
+    version: 0,
+    created_at: createdAt,
+    updated_at: createdAt,
+    run_after: runAfter,
+  };
+}
+
+/** Rows per INSERT: SQLite builds a multi-row insert as a compound SELECT, of at most 500 terms. */
+const CHUNK = 500;
+
+/** `runAfter` defaults to the database clock (the time every node compares leases and backoffs on). */
+export async function insertTasks(
+  table: TaskTable,
+  tasks: NewTaskRow[],
+  now: Date,
+  runAfter: unknown = table.dialect.clock(table.knex),
+): Promise<void> {
+  const createdAt = table.dialect.toDbTime(now);
+  for (let i = 0; i < tasks.length; i += CHUNK) {
+    await table.knex(table.name).insert(tasks.slice(i, i + CHUNK).map((t) => insertedRow(t, createdAt, runAfter)));
+  }
+}

@@ -1,0 +1,64 @@
+import type { EngineCore } from './core.ts';
+import type { Outcomes } from './outcomes.ts';
+
+/** Change-feed channels: new claimable work somewhere, and a cancel for a task that may run on any node. */
+export const TASKS_CHANNEL = 'tasks';
+export const TASK_CANCEL_CHANNEL = 'task_cancel';
+
+/** What nodes tell each other through the change feed: claimable work, and cancels of running tasks. */
+export class Notices {
+  private announceTimer: NodeJS.Timeout | undefined;
+  private unsubscribe: (() => void) | undefined;
+
+  constructor(
+    private readonly core: EngineCore,
+    private readonly outcomes: Outcomes,
+  ) {}
+
+  listen(): void {
+    this.unsubscribe = this.core.deps.feed.subscribe((channel) => {
+      if (channel === TASKS_CHANNEL) this.core.wake();
+      else if (channel === TASK_CANCEL_CHANNEL) void this.checkCancels();
+    });
+  }
+
+  close(): void {
+    clearTimeout(this.announceTimer);
+    this.unsubscribe?.();
+  }
+
+  /** Tells other nodes there is claimable work; coalesced so a burst of creates costs one notice. */
+  announce(): void {
+    if (this.announceTimer || this.core.phase === 'stopped') return;
+    this.announceTimer = setTimeout(() => {
+      this.announceTimer = undefined;
+      this.core.deps.feed
+        .publish(TASKS_CHANNEL)
+        .catch((error) => this.core.logger.warn({ err: error }, 'announcing new tasks failed'));
+    }, 20);
+    this.announceTimer.unref();
+  }
+
+  /** Tells the node running the task, whichever it is, that a cancel was stored. */
+  publishCancel(): Promise<void> {
+    return this.core.deps.feed.publish(TASK_CANCEL_CHANNEL);
+  }
+
+  /** A cancel was stored somewhere: the runs of this node it concerns are told. */
+  private async checkCancels(): Promise<void> {
+    const { core } = this;
+    const runs = [...core.runs.values()].filter((r) => !r.detached);
+    if (!runs.length) return;
+    try {
+      for (const held of await core.store.held(
+        runs.map((r) => r.row.id),
+        true,
+      )) {
+        const run = core.runs.get(held.id);
+        if (run && held.claim_id === run.claimId) this.outcomes.cancelLocal(run);
+      }
+    } catch (error) {
+      core.logger.warn({ err: error }, 'checking for cancelled tasks failed');
+    }
+  }
+}
