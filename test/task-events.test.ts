@@ -280,3 +280,74 @@ for (const lane of lanes()) {
     });
   });
 }
+
+for (const lane of lanes()) {
+  describe(`live task events at shutdown [${lane.name}]`, () => {
+    test('open streams end at once, so shutdown does not wait for them', async () => {
+      const t = await startConsole(lane, { server: { shutdown_timeout: '20s' } });
+      const { port } = await t.c.listen();
+      const admin = await t.login();
+      const s = await openSse(`http://127.0.0.1:${port}/api/tasks/events`, { authorization: `Bearer ${admin}` });
+      try {
+        assert.equal(s.status, 200);
+        const task = (await t.c.engine.create({ type: 'never-runs' }))!;
+        await s.next((e) => e.data.task.id === task.id);
+        const t0 = performance.now();
+        await t.close();
+        await s.ended;
+        // Well under server.shutdown_timeout, which a stream holding the drain would have taken.
+        assert.ok(performance.now() - t0 < 10_000, `closed in ${Math.round(performance.now() - t0)} ms`);
+      } finally {
+        s.close();
+      }
+    });
+  });
+}
+
+for (const lane of lanes().filter((l) => l.name === 'postgres' || l.name === 'mysql')) {
+  describe(`live task events across nodes [${lane.name}]`, () => {
+    let a: TestConsole;
+    let b: TestConsole;
+    let s: SseStream;
+
+    before(async () => {
+      a = await startConsole(lane);
+      b = await startConsole(lane, { database: a.database }, {}, { keepTables: true });
+      const { port } = await a.c.listen();
+      s = await openSse(`http://127.0.0.1:${port}/api/tasks/events`, { authorization: `Bearer ${await a.login()}` });
+      assert.equal(s.status, 200);
+    });
+    after(async () => {
+      s?.close();
+      await b?.close();
+      await a?.close();
+    });
+
+    test('a task running on node B is seen by a stream on node A, each status soon after B wrote it', async () => {
+      // A task only B runs: its claim, progress and outcome are all written (and recorded) on B.
+      const gate = gatedRunner(b, 'on-b-only');
+      const emitted = new Map<string, number>();
+      const off = b.c.engine.changes.onChange((task) => {
+        if (!emitted.has(task.status)) emitted.set(task.status, performance.now());
+      });
+      const task = (await b.c.engine.create({ type: 'on-b-only' }))!;
+      const seenAt = async (status: string) => {
+        await s.next((e) => e.data.task.id === task.id && e.data.task.status === status, 10_000, status);
+        return performance.now();
+      };
+      const running = await seenAt('running');
+      await gate.release(task.id);
+      const success = await seenAt('success');
+      off();
+      const limit = lane.name === 'postgres' ? 1000 : 2000;
+      for (const [status, at] of [
+        ['running', running],
+        ['success', success],
+      ] as const) {
+        const delay = at - emitted.get(status)!;
+        assert.ok(delay < limit, `${status} seen on A ${Math.round(delay)} ms after B wrote it (limit ${limit})`);
+      }
+      assert.equal(a.c.engine.isRunningHere(task.id), false);
+    });
+  });
+}
