@@ -322,17 +322,22 @@ for (const lane of lanes()) {
       const { port } = await t.c.listen();
       const admin = await t.login();
       const s = await openSse(`http://127.0.0.1:${port}/api/tasks/events`, { authorization: `Bearer ${admin}` });
+      // The tRPC subscription's own stream, as httpSubscriptionLink opens it.
+      const trpc = await openSse(`http://127.0.0.1:${port}/trpc/tasks.events`, { authorization: `Bearer ${admin}` });
       try {
         assert.equal(s.status, 200);
+        assert.equal(trpc.status, 200);
         const task = (await t.c.engine.create({ type: 'never-runs' }))!;
         await s.next((e) => e.data.task.id === task.id);
+        await trpc.next((e) => e.data?.task?.id === task.id);
         const t0 = performance.now();
         await t.close();
-        await s.ended;
+        await Promise.all([s.ended, trpc.ended]);
         // Well under server.shutdown_timeout, which a stream holding the drain would have taken.
         assert.ok(performance.now() - t0 < 10_000, `closed in ${Math.round(performance.now() - t0)} ms`);
       } finally {
         s.close();
+        trpc.close();
       }
     });
   });
