@@ -54,6 +54,8 @@ export class TaskEventHub {
   private gapSince: number | undefined;
   /** No stream was open, so the log was not read: the cursor restarts at its end when one opens. */
   private stale = true;
+  /** The cursor being set to the log's end (after `stale`); reads wait for it. */
+  private seeding: Promise<void> = Promise.resolve();
   private reading = false;
   private again = false;
   private unsubscribe: (() => void) | undefined;
@@ -90,14 +92,24 @@ export class TaskEventHub {
     if (this.stopped) throw new UnavailableError('error.shutting_down');
     const sub = new Subscription();
     const entry: Entry = { sub, filter, early: [] };
-    if (this.stale) {
-      this.stale = false;
-      this.cursor = await lastTaskEventId(this.db);
-      this.seen.clear();
-    }
     this.entries.add(entry);
     sub.whenClosed(() => this.entries.delete(entry));
     try {
+      if (this.stale) {
+        this.stale = false;
+        this.seeding = lastTaskEventId(this.db).then(
+          (last) => {
+            this.cursor = last;
+            this.seen.clear();
+          },
+          (error: unknown) => {
+            // The next stream to open tries again.
+            this.stale = true;
+            throw error;
+          },
+        );
+      }
+      await this.seeding;
       const { events, covers } = await this.first(filter, lastEventId);
       for (const e of events) sub.push(e);
       for (const e of entry.early!) if (!covers(Number(e.id))) sub.push(e);
@@ -154,6 +166,7 @@ export class TaskEventHub {
     }
     this.reading = true;
     try {
+      await this.seeding;
       let rows: TaskEventRow[];
       do {
         this.again = false;
