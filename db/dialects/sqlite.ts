@@ -29,6 +29,7 @@ function cachePreparedStatements(conn: PreparingConnection): void {
 
 export const sqliteDialect: Dialect = {
   name: 'sqlite',
+  numbersRows: true,
   prepare: (o) => {
     if (o.path !== ':memory:') mkdirSync(dirname(o.path), { recursive: true });
   },

@@ -22,6 +22,7 @@ import { loadOpenApiDocument } from './openapi-document.ts';
 import { requestInfo } from './request-info.ts';
 import { registerRateLimits } from './rate-limit.ts';
 import { registerRestRoutes } from './rest-adapter.ts';
+import { registerTaskEventRoutes } from './task-events-route.ts';
 import { registerTrpcRoutes } from './trpc-routes.ts';
 import { addRequestHooks } from './request-hooks.ts';
 import { securityHeaders } from './security-headers.ts';
@@ -92,7 +93,15 @@ export async function buildHttpApp({
   }
   await app.register(cors, {
     origin: s.cors_origins.includes('*') ? '*' : s.cors_origins,
-    allowedHeaders: ['Authorization', 'Content-Type', 'Accept-Language', 'X-Scope-OrgID', 'Idempotency-Key'],
+    // Last-Event-ID: a client resuming a live task event stream (README "Live task events").
+    allowedHeaders: [
+      'Authorization',
+      'Content-Type',
+      'Accept-Language',
+      'X-Scope-OrgID',
+      'Idempotency-Key',
+      'Last-Event-ID',
+    ],
     exposedHeaders: ['Idempotent-Replayed'],
     methods: ['GET', 'POST', 'PUT', 'DELETE', 'OPTIONS'],
     credentials: false,
@@ -138,6 +147,7 @@ export async function buildHttpApp({
       api.get('/openapi.json', async () => document);
       registerRestRoutes(api, appRouter, createContext);
       registerFileRoutes(api, services);
+      registerTaskEventRoutes(api, services);
       registerOAuthRoutes(api, services);
     },
     { prefix: '/api' },
