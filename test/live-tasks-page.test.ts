@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Browser } from 'playwright-core';
 import { serveLiveTasksPage, type PageServer } from '../examples/live-tasks/serve.ts';
@@ -72,6 +74,9 @@ describe('live tasks page (examples/live-tasks) in a browser', { skip: chromiumS
     assert.equal(await page.locator('#bar').getAttribute('value'), '100');
     assert.equal(await page.locator('#percent').innerText(), '100');
     assert.equal(await page.locator('#status').innerText(), 'success');
+    const shot = join(mkdtempSync(join(tmpdir(), 'console-live-tasks-')), 'live-tasks.png');
+    await page.screenshot({ path: shot, fullPage: true });
+    console.log(`# screenshot: ${shot}`);
 
     // Each state the page was shown, in order: the bar moved while the export ran, not only at its end.
     const shown = await page.locator('#events li').allInnerTexts();
