@@ -2,6 +2,7 @@
 // The package's `console-admin/client` entry: the types a frontend builds its tRPC client from, with nothing of
 // the server reachable from them (see docs/decisions.md, "Typed frontends").
 import type { inferRouterInputs, inferRouterOutputs, TRPCBuiltRouter, TRPCMutationProcedure, TRPCQueryProcedure, TRPCSubscriptionProcedure } from '@trpc/server';
+import type { TrackedData } from '@trpc/server/unstable-core-do-not-import';
 
 /** What a failed call carries: tRPC's own fields, plus the service's code (`appCode`, E4011...) and message. */
 export type ErrorShape = {
@@ -833,6 +834,46 @@ export type AppRouter = TRPCBuiltRouter<Root, {
         started_at: string | null;
         finished_at: string | null;
       }[];
+      meta: object;
+    }>;
+    eventsTicket: TRPCMutationProcedure<{
+      input: Record<string, never> | undefined;
+      output: {
+        ticket: string;
+        expires_at: string;
+      };
+      meta: object;
+    }>;
+    events: TRPCSubscriptionProcedure<{
+      input: {
+        task_id?: string | undefined;
+        org_id?: string | undefined;
+        lastEventId?: string | null | undefined;
+      } | undefined;
+      output: AsyncIterable<TrackedData<{
+        id: string;
+        task: {
+          id: string;
+          type: string;
+          status: "success" | "pending" | "running" | "failed" | "cancelled";
+          category: "user" | "system";
+          payload: string;
+          progress: number;
+          result: string | null;
+          error: string | null;
+          retry_count: number;
+          max_retries: number;
+          creator_id: string | null;
+          cron_schedule_id: string | null;
+          artifact_file_key: string | null;
+          artifact_file_name: string | null;
+          org_id: string | null;
+          created_at: string;
+          updated_at: string;
+          started_at: string | null;
+          finished_at: string | null;
+        };
+      }>, void, any>;
       meta: object;
     }>;
     logStorageBackends: TRPCQueryProcedure<{

@@ -22,6 +22,8 @@ export function tableNames(prefix: string) {
     oauthIdentities: name('oauth_identities'),
     oauthStates: name('oauth_states'),
     idempotencyKeys: name('idempotency_keys'),
+    taskEvents: name('task_events'),
+    eventTickets: name('event_tickets'),
     migrations: name('migrations'),
   };
 }

@@ -18,6 +18,7 @@ import { NotFoundError, UnavailableError } from '../lib/errors.ts';
 import { v7 as uuidv7 } from 'uuid';
 import { ArtifactStore } from './artifacts.ts';
 import { ChangeWriter } from './change-writer.ts';
+import { TaskChangeEmitter } from './events.ts';
 import { LeaseWatch } from './lease-watch.ts';
 import type { LogSink, LogSinks } from './log-sinks.ts';
 import { decide, snapshotOf, taskMachine, type TaskEvent, type TaskFacts } from './machine.ts';
@@ -129,6 +130,8 @@ export class TaskEngine {
   readonly logSinks: LogSinks;
   readonly artifacts: ArtifactStore;
   readonly metrics: TaskMetrics;
+  /** Every task change this node wrote, after it committed (engine/events.ts). */
+  readonly changes: TaskChangeEmitter;
 
   private readonly db: Database;
   private readonly config: EngineConfig;
@@ -155,6 +158,7 @@ export class TaskEngine {
     this.config = deps.config;
     this.logger = deps.logger;
     this.logSinks = deps.logSinks;
+    this.changes = new TaskChangeEmitter(deps.logger);
     this.artifacts = new ArtifactStore(deps.db, deps.config.fileUploadPath);
     this.metrics = createTaskMetrics(deps.registry, () => countPendingTasks(deps.db));
     // Outcome writes in flight at once: half the connection pool, at most 4 (one on SQLite's single connection).
@@ -244,7 +248,7 @@ export class TaskEngine {
     if (input.fireKey) {
       if (!(await this.db.tasks.insertOnce({ ...row, fire_key: input.fireKey }, now))) return undefined;
     } else await this.db.tasks.insert([row], now);
-    this.created([row]);
+    this.created([row], now);
     // Answered as inserted, without reading it back.
     return toTaskJson(pendingTaskRow(row, now.toISOString()));
   }
@@ -253,8 +257,9 @@ export class TaskEngine {
   async createMany(inputs: CreateTask[]): Promise<string[]> {
     if (inputs.some((i) => i.fireKey)) throw new Error('createMany does not take fire keys');
     const rows = inputs.map((i) => this.newRow(i));
-    await this.db.tasks.insert(rows, new Date());
-    this.created(rows);
+    const now = new Date();
+    await this.db.tasks.insert(rows, now);
+    this.created(rows, now);
     return rows.map((r) => r.id);
   }
 
@@ -279,8 +284,9 @@ export class TaskEngine {
     };
   }
 
-  private created(rows: NewTaskRow[]): void {
+  private created(rows: NewTaskRow[], now: Date): void {
     for (const r of rows) {
+      this.changes.emit(toTaskJson(pendingTaskRow(r, now.toISOString())));
       this.metrics.created.inc({ type: r.type, category: r.category });
       if (!this.runners.has(r.type) || this.runs.size >= this.limit)
         this.metrics.overflow.inc({ category: r.category });
@@ -365,6 +371,7 @@ export class TaskEngine {
       if (await this.changeOne({ id, fence: { status: row.status }, patch })) {
         // Stored before the request is answered (versioned writes buffer it otherwise).
         await this.db.tasks.settle();
+        if (d.status !== d.from) this.changes.emit(toTaskJson({ ...row, ...patch }));
         return { ...d, row };
       }
     }
@@ -457,7 +464,10 @@ export class TaskEngine {
     } finally {
       this.claiming = false;
     }
-    for (const row of rows) this.launch(row, sentAt);
+    for (const row of rows) {
+      this.changes.emit(toTaskJson(row));
+      this.launch(row, sentAt);
+    }
     // A full claim may have left more behind, and a wake-up during the claim may concern a task it missed.
     if (rows.length === limit || this.wakes !== wakesBefore) this.wake();
   }
@@ -483,6 +493,7 @@ export class TaskEngine {
       logger: this.logger,
       sink: this.sinkFor(row.log_backend),
       span,
+      changed: (task) => this.changes.emit(task),
     });
     this.runs.set(row.id, run);
     this.leases.held(run, sentAt);
@@ -594,7 +605,10 @@ export class TaskEngine {
         Object.assign(patch, { artifact_file_key: null, artifact_file_name: null });
       }
       const fence = { status: 'running' as const, claimId: run.claimId, cancelRequested: d.facts.cancelRequested };
-      if (await this.writer.write({ id: run.row.id, fence, patch })) return d;
+      if (await this.writer.write({ id: run.row.id, fence, patch })) {
+        this.changes.emit(toTaskJson({ ...run.row, ...patch }));
+        return d;
+      }
       if (d.facts.cancelRequested || !(await this.cancelledUnderClaim(run))) return undefined;
       d = decide('running', { ...before, cancelRequested: true }, event);
       run.outcome = d.status === 'pending' ? 'retry' : d.status;
@@ -728,6 +742,7 @@ export class TaskEngine {
           cancelRequested: row.cancel_requested,
         };
         if (!(await this.changeOne({ id: row.id, fence, patch }))) continue;
+        this.changes.emit(toTaskJson({ ...row, ...patch }));
         reaped++;
         this.logger.warn(
           { task_id: row.id, worker_id: row.worker_id, status: d.status },

@@ -5,7 +5,14 @@ import { v7 as uuidv7 } from 'uuid';
 import type { ArtifactData, ArtifactStore } from './artifacts.ts';
 import type { LogEntry, LogSink } from './log-sinks.ts';
 import type { taskMachine } from './machine.ts';
-import { toTaskJson, type EngineLogger, type LogLevel, type RunnerContext, type TaskSpan } from './types.ts';
+import {
+  toTaskJson,
+  type EngineLogger,
+  type TaskJson,
+  type LogLevel,
+  type RunnerContext,
+  type TaskSpan,
+} from './types.ts';
 
 const PROGRESS_EVERY_MS = 250;
 const LOGS_EVERY_MS = 200;
@@ -28,6 +35,8 @@ export interface RunDeps {
   logger: EngineLogger;
   sink: LogSink | undefined;
   span?: TaskSpan | undefined;
+  /** Told of each progress written (the engine's change signal). */
+  changed?: (task: TaskJson) => void;
 }
 
 /**
@@ -86,8 +95,13 @@ export class TaskRun {
     this.progressTimer = setTimeout(() => {
       this.progressTimer = undefined;
       this.lastProgressWrite = Date.now();
+      const progress = this.progress;
       this.deps.db.tasks
-        .setProgress(this.row.id, this.claimId, this.progress)
+        .setProgress(this.row.id, this.claimId, progress)
+        .then(() => {
+          // Once the outcome is being written, it carries the last progress: a late one must not follow it.
+          if (!this.finishing && !this.detached) this.deps.changed?.({ ...toTaskJson(this.row), progress });
+        })
         .catch((error) =>
           this.deps.logger.warn({ err: error, task_id: this.row.id }, 'task progress could not be written'),
         );

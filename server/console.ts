@@ -28,6 +28,9 @@ import { RoleService } from '../routers/roles/service.ts';
 import { declareCoreSettings } from '../routers/settings/definitions.ts';
 import { SettingsService } from '../routers/settings/service.ts';
 import { SmtpService } from '../routers/smtp/service.ts';
+import { TaskEventHub } from '../routers/task-events/hub.ts';
+import { TASK_EVENTS_RETENTION_MS, TaskEventRecorder } from '../routers/task-events/recorder.ts';
+import { TaskEventService } from '../routers/task-events/service.ts';
 import { FeedCache } from '../routers/common/feed-cache.ts';
 import type { Services } from '../routers/common/services.ts';
 import { UserService } from '../routers/users/service.ts';
@@ -175,6 +178,16 @@ async function assemble(
     mailer,
   );
   const auth = new AuthService(db, identities, tokens, hasher, settings, audit, mailer);
+  const taskEvents = new TaskEventService({
+    db,
+    feed,
+    auth,
+    hub: new TaskEventHub(db, feed, logger),
+    registry: metrics.registry,
+    logger,
+    maxStreamsPerUser: config.events.max_streams_per_user,
+  });
+  const recorder = new TaskEventRecorder(db, feed, logger, TASK_EVENTS_RETENTION_MS);
   const oauth = new OAuthService(
     db,
     auth,
@@ -213,6 +226,7 @@ async function assemble(
       new FeedCache(feed, [ORGS_CHANNEL], config.cache.size),
     ),
     ...tasks.services,
+    taskEvents,
   };
 
   await ensureSystemRoles(db, permissions);
@@ -230,6 +244,10 @@ async function assemble(
 
   const { app: http, drain } = await buildHttpApp({ config, services, logger, metrics, tracing, version: VERSION });
   opened.push(() => http.close());
+  recorder.start(tasks.engine.changes);
+  opened.push(() => recorder.stop());
+  taskEvents.start();
+  opened.push(async () => taskEvents.stop());
   await tasks.engine.start();
   opened.push(() => tasks.engine.stop());
   await tasks.scheduler.start();
@@ -256,6 +274,8 @@ async function assemble(
     close() {
       closing ??= (async () => {
         const deadline = setTimeout(() => http.server.closeAllConnections?.(), config.server.shutdown_timeout);
+        // Open event streams would hold the drain until the deadline: they end first, and clients reconnect elsewhere.
+        taskEvents.stop();
         try {
           await drain.drain();
           await http.close();
@@ -265,6 +285,7 @@ async function assemble(
         await mailer.idle();
         await tasks.scheduler.stop();
         await tasks.engine.stop();
+        await recorder.stop();
         await feed.close();
         await db.close();
         // Last, so the spans of the shutdown's own queries and task hand-backs go out too.

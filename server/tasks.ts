@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { ChangeFeed } from '../db/change-feed.ts';
 import type { Database } from '../db/database.ts';
+import { deleteExpiredEventTickets } from '../db/repositories/event-tickets.ts';
 import { deleteExpiredIdempotencyKeys } from '../db/repositories/idempotency-keys.ts';
 import { deleteExpiredOAuthStates } from '../db/repositories/oauth.ts';
 import { getOrCreateSecret } from '../db/repositories/secrets.ts';
@@ -70,7 +71,12 @@ export async function assembleTasks({
     engine,
     scheduler,
     settings,
-    credentialCleaners: [deleteExpiredUserTokens, deleteExpiredOAuthStates, deleteExpiredIdempotencyKeys],
+    credentialCleaners: [
+      deleteExpiredUserTokens,
+      deleteExpiredOAuthStates,
+      deleteExpiredIdempotencyKeys,
+      deleteExpiredEventTickets,
+    ],
   });
   engine.register(USER_EXPORT_TYPE, userExportRunner(db), { maxRetries: 1 });
   const fileSecret = await getOrCreateSecret(db, 'file_signature_key', randomBytes(32).toString('base64url'));

@@ -93,6 +93,9 @@ const NOT_UUID = new Set([
   'param id of /task-schedules/{id}/toggle',
   'param id of /task-schedules/{id}/trigger',
   'param fileKey of /files/{fileKey}',
+  // Event ids are numbers the events log hands out.
+  'param last_event_id of /tasks/events',
+  'GET /tasks/events 200.id',
 ]);
 /** Fields the server leaves out in some answers. */
 const SOMETIMES_SENT = new Set(['#Error.trace_id']);

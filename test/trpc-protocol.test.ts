@@ -254,6 +254,8 @@ for (const lane of lanes()) {
       let compared = 0;
       for (const [path, procedure] of Object.entries(procedures)) {
         const type = procedure._def.type;
+        // A subscription answers a stream, not one value: test/task-events.test.ts drives it with tRPC's client.
+        if (type === 'subscription') continue;
         // A query is compared on a real answer; a mutation on its refusal of a wrong input (running it three
         // times would change what the next call sees).
         const input = type === 'query' ? samples[path] : 'not an object';

@@ -18,6 +18,7 @@ const HEADER = `// Generated from routers/app-router.ts by tools/client-types.ts
 // The package's \`console-admin/client\` entry: the types a frontend builds its tRPC client from, with nothing of
 // the server reachable from them (see docs/decisions.md, "Typed frontends").
 import type { inferRouterInputs, inferRouterOutputs, TRPCBuiltRouter, TRPCMutationProcedure, TRPCQueryProcedure, TRPCSubscriptionProcedure } from '@trpc/server';
+import type { TrackedData } from '@trpc/server/unstable-core-do-not-import';
 `;
 
 const PROCEDURE_TYPES: Record<string, string> = {

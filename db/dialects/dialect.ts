@@ -10,6 +10,11 @@ export interface ChangeListenerConnection {
 /** Everything that differs between database engines; nothing outside db/dialects branches on the driver. */
 export interface Dialect {
   readonly name: DbOptions['driver'];
+  /**
+   * Whether an increments column numbers inserted rows itself, as safe JavaScript integers. ClickHouse's makes
+   * snowflake ids (beyond 2^53), so its one process numbers such rows (db/repositories/task-events.ts).
+   */
+  readonly numbersRows: boolean;
   /** Work before connecting, such as creating the SQLite file's folder. */
   prepare?(options: DbOptions): void;
   knexConfig(options: DbOptions): Knex.Config;

@@ -28,6 +28,7 @@ const RETRY_STATES = new Map<unknown, RetryReason>([
 
 export const postgresDialect: Dialect = {
   name: 'postgres',
+  numbersRows: true,
   backup: backupWith(
     (o) =>
       `back PostgreSQL up with pg_dump (pg_dump --format=custom --table='${o.tablePrefix}*' --file=console.dump ${o.schema})`,

@@ -36,6 +36,7 @@ function cachePreparedStatements(conn: PreparingConnection): void {
 
 export const sqliteDialect: Dialect = {
   name: 'sqlite',
+  numbersRows: true,
   prepare: (o) => {
     if (o.path !== ':memory:') mkdirSync(dirname(o.path), { recursive: true });
   },

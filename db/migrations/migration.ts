@@ -31,6 +31,8 @@ const TABLE_LAYOUTS: Partial<Record<keyof TableNames, TableDesign>> = {
   // Append-only logs, sorted by what their lists filter and order on.
   auditLogs: { sortKey: ['created_at', 'id'] },
   taskLogs: { sortKey: ['task_id', 'created_at', 'id'] },
+  // Read in id order after a known id.
+  taskEvents: { sortKey: ['id'] },
 };
 
 /** Tasks keep each change as a new row version (db/repositories/task-versions.ts); from migration 006 on. */

@@ -207,6 +207,30 @@ export async function listRecentUserTasks(
   return rows.map(taskFromDb);
 }
 
+/**
+ * Tasks (of one creator, organization or id, when given) that are pending or running, or finished since
+ * `since`: the state a live events stream starts from. Newest first, at most `limit`.
+ */
+export async function listCurrentTasks(
+  db: Database,
+  f: { creatorId?: string; orgId?: string; taskId?: string },
+  since: Date,
+  limit: number,
+): Promise<TaskRow[]> {
+  await db.tasks.settle();
+  const q = db
+    .knex(db.t.tasks)
+    .whereNull('deleted_at')
+    .where((w) =>
+      w.whereIn('status', ['pending', 'running']).orWhere('finished_at', '>=', db.dialect.toDbTime(since) as string),
+    );
+  if (f.creatorId) q.where('creator_id', f.creatorId);
+  if (f.orgId) q.where('org_id', f.orgId);
+  if (f.taskId) q.where('id', f.taskId);
+  const rows = (await q.orderBy([...newestFirst]).limit(limit)) as Record<string, unknown>[];
+  return rows.map(taskFromDb);
+}
+
 export interface ClaimRequest {
   workerId: string;
   claimId: string;

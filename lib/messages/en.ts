@@ -122,6 +122,8 @@ export const en = {
   'task.not_found': 'task not found',
   'task.illegal_transition': 'cannot {action} a task that is {status}',
   'task.deleted': 'task deleted',
+  'task.events_ticket_invalid': 'ticket: invalid, expired or already used',
+  'task.events_too_many': 'at most {max} open event streams per user',
   'schedule.not_found': 'schedule not found',
   'schedule.disabled': 'schedule is disabled',
   'file.not_found': 'file not found',

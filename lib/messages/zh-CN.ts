@@ -121,6 +121,8 @@ export const zhCN: Catalogue = {
   'task.not_found': '任务不存在',
   'task.illegal_transition': '无法对状态为 {status} 的任务执行 {action}',
   'task.deleted': '任务已删除',
+  'task.events_ticket_invalid': 'ticket：无效、已过期或已使用',
+  'task.events_too_many': '每个用户最多同时打开 {max} 个事件流',
   'schedule.not_found': '计划不存在',
   'schedule.disabled': '计划已停用',
   'file.not_found': '文件不存在',

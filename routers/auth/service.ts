@@ -79,6 +79,16 @@ export class AuthService {
     });
   }
 
+  /**
+   * The caller of a session known without a token (a live-events ticket, a stream checked again): the same
+   * checks of user and session as a request's, which throw the same errors.
+   */
+  authenticateSession(userId: string, sessionId: string): MaybePromise<Caller> {
+    return andThen(this.activeIdentity(userId), (identity) =>
+      this.callerIn({ sub: userId, sid: sessionId, username: identity.user.username }, identity),
+    );
+  }
+
   private activeIdentity(userId: string): MaybePromise<Identity> {
     return andThen(this.identities.identity(userId), (identity) => {
       if (!identity || effectiveStatus(identity.user) !== 'active') throw new InvalidUserError('auth.user_invalid');

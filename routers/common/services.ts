@@ -16,6 +16,7 @@ import type { RoleService } from '../roles/service.ts';
 import type { ScheduleService } from '../schedules/service.ts';
 import type { SettingsService } from '../settings/service.ts';
 import type { SmtpService } from '../smtp/service.ts';
+import type { TaskEventService } from '../task-events/service.ts';
 import type { TaskService } from '../tasks/service.ts';
 import type { UserExportService } from '../user-export/service.ts';
 import type { UserService } from '../users/service.ts';
@@ -41,6 +42,8 @@ export interface Services {
   audit: AuditWriter;
   engine: TaskEngine;
   tasks: TaskService;
+  /** Live task events: tickets, streams and their limits. */
+  taskEvents: TaskEventService;
   schedules: ScheduleService;
   files: FileService;
   userExport: UserExportService;

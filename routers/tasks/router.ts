@@ -1,7 +1,10 @@
+import { tracked } from '@trpc/server';
 import { z } from 'zod';
 import { translate } from '../../lib/messages/index.ts';
 import { idParam, listOutput, messageOutput, noInput } from '../common/schemas.ts';
 import { authedProcedure, requirePermission, router } from '../common/trpc.ts';
+import { eventTicketSchema, taskEventsInput, type TaskEventJson } from '../task-events/schemas.ts';
+import { EVENTS_PERMISSION } from '../task-events/service.ts';
 import { listTasksInput, logBackendSchema, taskLogSchema, taskLogsInput, taskSchema } from './schemas.ts';
 
 const tags = ['Tasks'];
@@ -116,6 +119,42 @@ export const tasksRouter = router({
     .input(noInput)
     .output(z.array(taskSchema))
     .query(({ ctx }) => ctx.services.tasks.recent(ctx.caller, ctx.req.orgId)),
+
+  eventsTicket: requirePermission(EVENTS_PERMISSION)
+    .meta({
+      openapi: {
+        method: 'POST',
+        path: '/tasks/events/ticket',
+        tags,
+        summary: 'A single-use ticket, valid 60 s, that opens GET /tasks/events without a token in the URL',
+        description:
+          "For a browser's EventSource, which cannot send an Authorization header: `GET /tasks/events?ticket=<ticket>` opens one stream as this session, once, within 60 seconds. The stream ends when the session does.",
+      },
+    })
+    .input(noInput)
+    .output(eventTicketSchema)
+    .mutation(({ ctx }) => ctx.services.taskEvents.issueTicket(ctx.caller)),
+
+  // Server-sent events for tRPC's httpSubscriptionLink; the REST stream is GET /tasks/events
+  // (server/http/task-events-route.ts). Each event is tracked by its id, so the client resumes after it.
+  events: requirePermission(EVENTS_PERMISSION)
+    .input(taskEventsInput)
+    .subscription(async function* ({ ctx, input, signal }) {
+      const scoped = input?.org_id
+        ? await ctx.services.orgScopes.enter(ctx.caller, input.org_id)
+        : { caller: ctx.caller, orgId: ctx.req.orgId };
+      const events = ctx.services.taskEvents;
+      const sub = await events.open(
+        scoped.caller,
+        { taskId: input?.task_id, orgId: scoped.orgId, lastEventId: input?.lastEventId ?? undefined },
+        'trpc',
+      );
+      signal?.addEventListener('abort', () => sub.close(), { once: true });
+      for await (const event of sub) {
+        events.metrics.sent.inc({ transport: 'trpc' });
+        yield tracked(event.id, event as TaskEventJson);
+      }
+    }),
 
   logStorageBackends: requirePermission('system:settings:view')
     .meta({

@@ -286,6 +286,14 @@ export const configSchema = z
       })
       .strict()
       .prefault({}),
+    events: z
+      .object({
+        max_streams_per_user: int(10, 1).describe(
+          'live task event streams one user may hold open on a node (429 E4291 beyond)',
+        ),
+      })
+      .strict()
+      .prefault({}),
     mail: z
       .object({
         template_path: z.string().default('').describe('folder of email templates overriding the built-in ones'),

@@ -22,6 +22,7 @@ import { loadOpenApiDocument } from './openapi-document.ts';
 import { requestInfo } from './request-info.ts';
 import { registerRateLimits } from './rate-limit.ts';
 import { registerRestRoutes } from './rest-adapter.ts';
+import { registerTaskEventRoutes } from './task-events-route.ts';
 import { registerTrpcRoutes } from './trpc-routes.ts';
 import { addRequestHooks } from './request-hooks.ts';
 import { securityHeaders } from './security-headers.ts';
@@ -135,6 +136,7 @@ export async function buildHttpApp({
       api.get('/openapi.json', async () => document);
       registerRestRoutes(api, appRouter, createContext);
       registerFileRoutes(api, services);
+      registerTaskEventRoutes(api, services);
       registerOAuthRoutes(api, services);
     },
     { prefix: '/api' },

@@ -49,7 +49,8 @@ export function registerFileRoutes(api: FastifyInstance, services: Services): vo
   });
 }
 
-const errorRef = (description: string) => ({
+/** A documented error answer: the envelope's schema. */
+export const errorRef = (description: string) => ({
   description,
   content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
 });

@@ -7,6 +7,7 @@ import type { Meta } from '../../routers/common/trpc.ts';
 import { fileRouteDocs } from './files.ts';
 import { oauthRouteDocs } from './oauth-routes.ts';
 import { restRoutes } from './rest-adapter.ts';
+import { taskEventRouteDocs } from './task-events-route.ts';
 
 type Json = Record<string, unknown>;
 
@@ -240,12 +241,12 @@ function addCommonResponses(paths: Record<string, Record<string, Json>>): void {
   }
 }
 
-/** The service's whole document: every procedure plus the plain file and OAuth redirect routes. */
+/** The service's whole document: every procedure plus the plain file, OAuth redirect and task event routes. */
 export function serviceDocument(version: string, baseUrl: string): Json {
   const document = buildOpenApiDocument(appRouter, { version, baseUrl });
   const paths = document.paths as Record<string, Record<string, Json>>;
   // Merged per method: the OAuth callback's GET is a plain route, its POST a procedure.
-  for (const [path, item] of Object.entries({ ...fileRouteDocs, ...oauthRouteDocs }))
+  for (const [path, item] of Object.entries({ ...fileRouteDocs, ...oauthRouteDocs, ...taskEventRouteDocs }))
     paths[path] = { ...paths[path], ...structuredClone(item) };
   addCommonResponses(paths);
   return document;
