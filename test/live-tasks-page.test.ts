@@ -1,10 +1,12 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync } from 'node:fs';
+import type { IncomingMessage } from 'node:http';
+import type { Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import type { Browser } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { serveLiveTasksPage, type PageServer } from '../examples/live-tasks/serve.ts';
 import { chromiumSkip, launchChromium, watchProblems } from './support/chromium.ts';
 import { ADMIN_PASSWORD, lanes, startConsole, type TestConsole } from './support/harness.ts';
@@ -33,10 +35,15 @@ describe('live tasks page (examples/live-tasks) in a browser', { skip: chromiumS
   let pages: PageServer;
   let browser: Browser;
   let consoleUrl: string;
+  /** The server side of each stream the page opened. */
+  const streamSockets: Socket[] = [];
   before(async () => {
     pages = await serveLiveTasksPage(0);
     t = await startConsole(lanes()[0]!, { server: { cors_origins: [pages.origin] } });
     consoleUrl = `http://127.0.0.1:${(await t.c.listen()).port}`;
+    t.c.http.server.on('request', (req: IncomingMessage) => {
+      if (req.url?.startsWith('/api/tasks/events?')) streamSockets.push(req.socket);
+    });
     await seedUsers(t, USERS);
     browser = await launchChromium();
   });
@@ -46,6 +53,7 @@ describe('live tasks page (examples/live-tasks) in a browser', { skip: chromiumS
     await pages?.close();
   });
 
+  /** Opens the page as a browser would; `urls` collects every address it requests. */
   const open = async () => {
     const page = await browser.newPage();
     // Closing a stream, and a link that turns into a download, abort their requests on purpose.
@@ -59,18 +67,27 @@ describe('live tasks page (examples/live-tasks) in a browser', { skip: chromiumS
     return { page, problems, urls };
   };
 
-  test('logs in, follows a user export live to 100 % and downloads its CSV through the link', async () => {
-    const { page, problems, urls } = await open();
-    await page.fill('#password', ADMIN_PASSWORD);
+  const logIn = async (page: Page, password = ADMIN_PASSWORD) => {
+    await page.fill('#password', password);
     await page.getByRole('button', { name: 'Log in' }).click();
-    await page.locator('#who', { hasText: 'logged in as admin' }).waitFor({ timeout: 15_000 });
+  };
 
-    await page.getByRole('button', { name: 'Export users as CSV' }).click();
-    const link = page.locator('#download');
-    // The link shows once the export succeeded; an error the page shows (the stream refused, the export failed)
-    // ends the wait early.
+  /** Waits for the download link, or for an error the page shows (the stream refused, the export failed). */
+  const settled = async (page: Page) => {
     await page.locator('#download:not([hidden]), #error:not(:empty)').first().waitFor({ timeout: 60_000 });
     assert.equal(await page.locator('#error').innerText(), '');
+  };
+
+  /** The stream requests the page made, by their query. */
+  const streamQueries = (urls: string[]) =>
+    urls.filter((u) => new URL(u).pathname === '/api/tasks/events').map((u) => new URL(u).searchParams);
+
+  test('logs in, follows a user export live to 100 % and downloads its CSV through the link', async () => {
+    const { page, problems, urls } = await open();
+    await logIn(page);
+    await page.locator('#who', { hasText: 'logged in as admin' }).waitFor({ timeout: 15_000 });
+    await page.getByRole('button', { name: 'Export users as CSV' }).click();
+    await settled(page);
     assert.equal(await page.locator('#bar').getAttribute('value'), '100');
     assert.equal(await page.locator('#percent').innerText(), '100');
     assert.equal(await page.locator('#status').innerText(), 'success');
@@ -93,15 +110,14 @@ describe('live tasks page (examples/live-tasks) in a browser', { skip: chromiumS
     assert.equal(shown.at(-1), 'success 100%');
 
     // The stream was opened with a ticket, and no address the page asked for carries the JWT.
-    assert.ok(
-      urls.some((u) => new URL(u).pathname === '/api/tasks/events' && new URL(u).searchParams.has('ticket')),
-      urls.join('\n'),
-    );
+    assert.equal(streamQueries(urls).length, 1);
+    assert.ok(streamQueries(urls)[0]!.has('ticket'));
     assert.deepEqual(
       urls.filter((u) => u.includes('eyJ')),
       [],
     );
 
+    const link = page.locator('#download');
     const [download] = await Promise.all([page.waitForEvent('download', { timeout: 15_000 }), link.click()]);
     assert.match(download.suggestedFilename(), /^users_export_\d{8}_\d{6}\.csv$/);
     const lines = readFileSync((await download.path())!, 'utf8')
@@ -117,10 +133,35 @@ describe('live tasks page (examples/live-tasks) in a browser', { skip: chromiumS
     await page.close();
   });
 
+  test('a stream that breaks is reopened with a new ticket and the last event id; the export still ends at 100', async () => {
+    const { page, problems, urls } = await open();
+    await logIn(page);
+    await page.getByRole('button', { name: 'Export users as CSV', disabled: false }).click();
+    await page
+      .locator('#events li', { hasText: /^running [1-9]/ })
+      .first()
+      .waitFor({ timeout: 30_000 });
+    // The connection breaks under the stream, as a proxy or a network change would break it.
+    streamSockets.at(-1)!.destroy();
+    await settled(page);
+    const streams = streamQueries(urls);
+    assert.ok(streams.length >= 2, `the stream was opened ${streams.length} time(s)`);
+    assert.equal(new Set(streams.map((q) => q.get('ticket'))).size, streams.length, 'a ticket of its own each time');
+    assert.equal(streams[0]!.get('last_event_id'), null);
+    assert.match(streams.at(-1)!.get('last_event_id') ?? '', /\S/);
+    assert.equal((await page.locator('#events li').allInnerTexts()).at(-1), 'success 100%');
+    // The broken stream is reported by the browser; nothing else went wrong.
+    assert.ok(problems.some((p) => /ERR_INCOMPLETE_CHUNKED_ENCODING/.test(p)));
+    assert.deepEqual(
+      problems.filter((p) => !/ERR_INCOMPLETE_CHUNKED_ENCODING/.test(p)),
+      [],
+    );
+    await page.close();
+  });
+
   test('a wrong password shows the error envelope and leaves the export disabled', async () => {
     const { page, problems } = await open();
-    await page.fill('#password', 'not-the-password');
-    await page.getByRole('button', { name: 'Log in' }).click();
+    await logIn(page, 'not-the-password');
     await page.locator('#error', { hasText: 'E4011' }).waitFor({ timeout: 15_000 });
     assert.equal(await page.getByRole('button', { name: 'Export users as CSV' }).isDisabled(), true);
     // The 401 itself is logged by the browser as a failed resource; nothing else went wrong.
