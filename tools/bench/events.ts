@@ -5,7 +5,7 @@
 // request and of `GET /api/tasks/:id`, all from the same run. Figures only: nothing is asserted.
 // BENCH_STREAMS (1000) and BENCH_CREATES (100) change the counts.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { Agent, request, type IncomingMessage } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -74,9 +74,7 @@ const cpuMicros = async (server: Server) => {
 };
 const memoryMb = async (server: Server) => {
   const m = await ask<NodeJS.MemoryUsage>(server, 'memory');
-  // RSS from /proc as well: memoryUsage().rss is the same figure, read where the kernel keeps it.
-  const rss = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${server.proc.pid}/status`, 'utf8'));
-  return { rss: rss ? Number(rss[1]) / 1024 : m.rss / 2 ** 20, heap: m.heapUsed / 2 ** 20 };
+  return { rss: m.rss / 2 ** 20, heap: m.heapUsed / 2 ** 20, external: (m.external + m.arrayBuffers) / 2 ** 20 };
 };
 
 // Each stream its own connection, as each browser tab would be.
@@ -282,12 +280,13 @@ try {
       ` not coalesced away: ${(big.events / CREATES / big.streams).toFixed(2)} events per export on each stream)\n`,
   );
   console.log(
-    `memory per open stream: ${perStreamKb(before.heap, open.heap)} KB heap, ${perStreamKb(before.rss, open.rss)} KB RSS (RSS moves in the` +
-      ` heap's reserved pages, so it is the noisier figure)`,
+    `memory per open stream: ${perStreamKb(before.heap + before.external, open.heap + open.external)} KB, of which` +
+      ` ${perStreamKb(before.heap, open.heap)} KB V8 heap and the rest external buffers (after a full collection;` +
+      ` the sockets' native memory is in neither)`,
   );
   console.log(
-    `server: ${before.heap.toFixed(0)} MB heap / ${before.rss.toFixed(0)} MB RSS with 1 stream, ${open.heap.toFixed(0)} MB /` +
-      ` ${open.rss.toFixed(0)} MB with ${STREAMS + 1}, ${after.heap.toFixed(0)} MB / ${after.rss.toFixed(0)} MB after the exports`,
+    `server RSS: ${before.rss.toFixed(0)} MB with 1 stream, ${open.rss.toFixed(0)} MB with ${STREAMS + 1}, ` +
+      `${after.rss.toFixed(0)} MB after the exports (not divided per stream: V8 returns and reserves heap pages as it likes)`,
   );
   console.log(
     `CPU per event delivered: ${(big.cpu / big.events).toFixed(1)} µs (${big.events} deliveries, ${(big.cpu / 1000).toFixed(0)} ms server CPU,` +
