@@ -3,7 +3,9 @@
 // `POST /api/authorization/users/export`. Prints the server's memory per open stream, its CPU per event delivered,
 // and create→event latency p50/p99 (first stream and last of all streams) beside `/api` p50/p99 of the create
 // request and of `GET /api/tasks/:id`, all from the same run. Figures only: nothing is asserted.
-// BENCH_STREAMS (1000) and BENCH_CREATES (100) change the counts.
+// The server is its own process (tools/bench/serve-console.ts, run from the sources through tsx as bench:engine
+// runs), so its memory and CPU are measured without the clients'. BENCH_STREAMS (1000) and BENCH_CREATES (100)
+// change the counts.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { Agent, request, type IncomingMessage } from 'node:http';
