@@ -1,8 +1,11 @@
 import assert from 'node:assert/strict';
-import { after, afterEach, before, describe, test } from 'node:test';
+import { after, afterEach, before, describe, mock, test } from 'node:test';
 import { createTRPCClient, httpSubscriptionLink, splitLink, httpLink } from '@trpc/client';
 import { EventSource } from 'eventsource';
 import type { AppRouter } from '../client.ts';
+import { pruneTaskEvents } from '../db/repositories/task-events.ts';
+import { Subscription, type TaskEvent } from '../routers/task-events/subscription.ts';
+import { frames } from '../server/http/task-events-route.ts';
 import { lanes, startConsole, type TestConsole } from './support/harness.ts';
 import { openSse, type SseStream } from './support/sse.ts';
 
@@ -187,8 +190,13 @@ for (const lane of lanes()) {
       const fresh = await open('', { ...bearer(admin), 'Last-Event-ID': '999999999999' });
       const current = await fresh.next(taskEvent(task.id, 'success'), 5000, 'current state');
       assert.match(current.id!, /^\d+$/);
-      resumed.close();
-      fresh.close();
+
+      // Past the retention the events since the id are gone: the stream starts from the current state instead.
+      await pruneTaskEvents(t.c.db, new Date(Date.now() + 60_000));
+      const late = await open('', { ...bearer(admin), 'Last-Event-ID': pending.id! });
+      const state = await late.next(taskEvent(task.id), 5000, 'current state after pruning');
+      assert.equal(state.data.task.status, 'success');
+      assert.ok(!late.events.some(taskEvent(task.id, 'running')), 'no replay of pruned events');
     });
 
     test('events.max_streams_per_user streams at most per user: 429 E4291 beyond; the gauge counts them', async () => {
@@ -215,6 +223,32 @@ for (const lane of lanes()) {
       assert.equal(again!.status, 200);
       for (const s of opened) s.close();
       again!.close();
+    });
+
+    test('progress is coalesced to at most four events a second per task', async () => {
+      t.c.engine.register('chatty', async (ctx) => {
+        for (let p = 1; p <= 99; p++) {
+          ctx.progress(p);
+          await sleep(10);
+        }
+      });
+      const task = (await t.c.engine.create({ type: 'chatty' }))!;
+      const s = await open(`?task_id=${task.id}`, bearer(admin));
+      const t0 = performance.now();
+      await s.next(taskEvent(task.id, 'success'), 10_000);
+      const seconds = (performance.now() - t0) / 1000;
+      const progress = s.events.filter((e) => e.data.task.status === 'running').length;
+      assert.ok(progress <= Math.ceil(seconds * 4) + 2, `${progress} running events in ${seconds.toFixed(2)} s`);
+      const stored = await t.c.db.knex(t.c.db.t.taskEvents).where({ task_id: task.id, status: 'running' });
+      assert.ok(stored.length <= Math.ceil(seconds * 4) + 2, `${stored.length} recorded`);
+    });
+
+    test('a deleted user’s streams close within 2 s', async () => {
+      const u = await t.userWith(['task:list']);
+      const s = await open('', bearer(u.token));
+      assert.equal(s.status, 200);
+      assert.equal((await t.request('DELETE', `/api/users/${u.id}`, { token: admin })).status, 200);
+      await Promise.race([s.ended, sleep(2000).then(() => assert.fail('not closed'))]);
     });
 
     test('a session that ends (logout) closes its streams within 2 s', async () => {
@@ -280,3 +314,121 @@ for (const lane of lanes()) {
     });
   });
 }
+
+for (const lane of lanes()) {
+  describe(`live task events at shutdown [${lane.name}]`, () => {
+    test('open streams end at once, so shutdown does not wait for them', async () => {
+      const t = await startConsole(lane, { server: { shutdown_timeout: '20s' } });
+      const { port } = await t.c.listen();
+      const admin = await t.login();
+      const s = await openSse(`http://127.0.0.1:${port}/api/tasks/events`, { authorization: `Bearer ${admin}` });
+      // The tRPC subscription's own stream, as httpSubscriptionLink opens it.
+      const trpc = await openSse(`http://127.0.0.1:${port}/trpc/tasks.events`, { authorization: `Bearer ${admin}` });
+      try {
+        assert.equal(s.status, 200);
+        assert.equal(trpc.status, 200);
+        const task = (await t.c.engine.create({ type: 'never-runs' }))!;
+        await s.next((e) => e.data.task.id === task.id);
+        await trpc.next((e) => e.data?.task?.id === task.id);
+        const t0 = performance.now();
+        await t.close();
+        await Promise.all([s.ended, trpc.ended]);
+        // Well under server.shutdown_timeout, which a stream holding the drain would have taken.
+        assert.ok(performance.now() - t0 < 10_000, `closed in ${Math.round(performance.now() - t0)} ms`);
+      } finally {
+        s.close();
+        trpc.close();
+      }
+    });
+  });
+}
+
+for (const lane of lanes().filter((l) => l.name === 'postgres' || l.name === 'mysql')) {
+  describe(`live task events across nodes [${lane.name}]`, () => {
+    let a: TestConsole;
+    let b: TestConsole;
+    let s: SseStream;
+
+    before(async () => {
+      a = await startConsole(lane);
+      b = await startConsole(lane, { database: a.database }, {}, { keepTables: true });
+      const { port } = await a.c.listen();
+      s = await openSse(`http://127.0.0.1:${port}/api/tasks/events`, { authorization: `Bearer ${await a.login()}` });
+      assert.equal(s.status, 200);
+    });
+    after(async () => {
+      s?.close();
+      await b?.close();
+      await a?.close();
+    });
+
+    test('a task running on node B is seen by a stream on node A, each status soon after B wrote it', async () => {
+      // A task only B runs: its claim, progress and outcome are all written (and recorded) on B.
+      const gate = gatedRunner(b, 'on-b-only');
+      const emitted = new Map<string, number>();
+      const off = b.c.engine.changes.onChange((task) => {
+        if (!emitted.has(task.status)) emitted.set(task.status, performance.now());
+      });
+      const task = (await b.c.engine.create({ type: 'on-b-only' }))!;
+      const seenAt = async (status: string) => {
+        await s.next((e) => e.data.task.id === task.id && e.data.task.status === status, 10_000, status);
+        return performance.now();
+      };
+      const running = await seenAt('running');
+      await gate.release(task.id);
+      const success = await seenAt('success');
+      off();
+      const limit = lane.name === 'postgres' ? 1000 : 2000;
+      for (const [status, at] of [
+        ['running', running],
+        ['success', success],
+      ] as const) {
+        const delay = at - emitted.get(status)!;
+        assert.ok(delay < limit, `${status} seen on A ${Math.round(delay)} ms after B wrote it (limit ${limit})`);
+      }
+      assert.equal(a.c.engine.isRunningHere(task.id), false);
+    });
+  });
+}
+
+describe('live task event streams, without a database', () => {
+  const event = (id: number, task: string, progress = 0) =>
+    ({ id: String(id), task: { id: task, status: 'running', progress } }) as unknown as TaskEvent;
+
+  test('a client that does not read keeps at most 1,000 events: each task’s latest, or it is closed', () => {
+    const sub = new Subscription();
+    for (let i = 1; i <= 5000; i++) sub.push(event(i, `task-${i % 10}`, i % 100));
+    const held = (sub as unknown as { held: TaskEvent[] }).held;
+    assert.ok(held.length <= 1000, `${held.length} held`);
+    assert.equal(held.at(-1)!.id, '5000');
+    assert.equal(sub.closed, false);
+
+    const many = new Subscription();
+    for (let i = 1; i <= 1100; i++) many.push(event(i, `task-${i}`));
+    assert.equal(many.closed, true);
+    assert.equal(many.reason, 'overflowed');
+  });
+
+  test('the stream starts with a retry hint and sends a ping comment every 15 s while quiet', async () => {
+    mock.timers.enable({ apis: ['setTimeout'] });
+    try {
+      const sub = new Subscription();
+      const out = frames(sub, () => {});
+      assert.match((await out.next()).value as string, /^retry: \d+\n\n$/);
+      const ping = out.next();
+      // (setTimeout is mocked: a turn of the event loop lets the generator arm its heartbeat.)
+      await new Promise((resolve) => setImmediate(resolve));
+      mock.timers.tick(15_000);
+      assert.equal((await ping).value, ': ping\n\n');
+      sub.push(event(7, 'task-a', 40));
+      assert.equal(
+        (await out.next()).value,
+        `id: 7\ndata: ${JSON.stringify({ id: '7', task: { id: 'task-a', status: 'running', progress: 40 } })}\n\n`,
+      );
+      sub.close();
+      assert.equal((await out.next()).done, true);
+    } finally {
+      mock.timers.reset();
+    }
+  });
+});

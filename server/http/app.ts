@@ -90,7 +90,15 @@ export async function buildHttpApp({
   }
   await app.register(cors, {
     origin: s.cors_origins.includes('*') ? '*' : s.cors_origins,
-    allowedHeaders: ['Authorization', 'Content-Type', 'Accept-Language', 'X-Scope-OrgID', 'Idempotency-Key'],
+    // Last-Event-ID: a client resuming a live task event stream (README "Live task events").
+    allowedHeaders: [
+      'Authorization',
+      'Content-Type',
+      'Accept-Language',
+      'X-Scope-OrgID',
+      'Idempotency-Key',
+      'Last-Event-ID',
+    ],
     exposedHeaders: ['Idempotent-Replayed'],
     methods: ['GET', 'POST', 'PUT', 'DELETE', 'OPTIONS'],
     credentials: false,

@@ -14,7 +14,7 @@ const HEARTBEAT_MS = 15_000;
 const RETRY_MS = 3000;
 
 /** The stream's frames: the retry hint, then each event as `id:` and `data:` lines, with `: ping` between. */
-async function* frames(sub: Subscription, sent: () => void): AsyncGenerator<string> {
+export async function* frames(sub: Subscription, sent: () => void): AsyncGenerator<string> {
   yield `retry: ${RETRY_MS}\n\n`;
   const events = sub[Symbol.asyncIterator]();
   let timer: NodeJS.Timeout | undefined;
