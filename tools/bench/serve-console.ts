@@ -1,5 +1,6 @@
-// Child process of the HTTP benchmark: a console on the SQLite database at BENCH_DB, or on the database
-// BENCH_DATABASE describes (seeded by seed-users.ts), reporting {port, token} as one JSON line on stdout.
+// Child process of the HTTP and events benchmarks: a console on the SQLite database at BENCH_DB, or on the database
+// BENCH_DATABASE describes (seeded by seed-users.ts), with the config sections BENCH_CONFIG holds as JSON added,
+// reporting {port, token} as one JSON line on stdout.
 import { request } from 'node:http';
 import { dirname, join } from 'node:path';
 import pino from 'pino';
@@ -16,6 +17,7 @@ const c = await createConsole({
     database: process.env.BENCH_DATABASE ? JSON.parse(process.env.BENCH_DATABASE) : { driver: 'sqlite', path },
     log: { path: '', level: 'error' },
     rate_limit: { enabled: false },
+    ...(process.env.BENCH_CONFIG ? JSON.parse(process.env.BENCH_CONFIG) : {}),
   },
 });
 // node:http rather than fetch: fetch would load undici (~10 MB resident) into the server whose idle memory is measured.
@@ -44,6 +46,10 @@ function login(port: number): Promise<string> {
 const { port } = await c.listen();
 const token = await login(port);
 process.stdout.write(`${JSON.stringify({ port, token })}\n`);
-// The benchmark asks for this process's CPU time over IPC.
-process.on('message', () => process.send?.(process.cpuUsage()));
+// The benchmark asks for this process's CPU time, or its memory after a full collection (with --expose-gc), over IPC.
+process.on('message', (what) => {
+  if (what !== 'memory') return process.send?.(process.cpuUsage());
+  (globalThis as { gc?: () => void }).gc?.();
+  process.send?.(process.memoryUsage());
+});
 process.on('SIGTERM', () => void c.close().then(() => process.exit(0)));
