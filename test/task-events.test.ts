@@ -409,6 +409,22 @@ describe('live task event streams, without a database', () => {
     assert.equal(many.reason, 'overflowed');
   });
 
+  test('a stream started from the current state never steps back to a state recorded after it was read', () => {
+    const at = (id: number, status: string, ms: number, progress = 0) =>
+      ({ id: String(id), task: { id: 't', status, progress, updated_at: new Date(ms).toISOString() } }) as TaskEvent;
+    const sub = new Subscription();
+    sub.startFrom([at(10, 'running', 2000)]);
+    sub.push(at(11, 'pending', 1000)); // stored before the state was read, numbered after it
+    sub.push(at(12, 'running', 2000)); // the starting state itself, recorded late
+    sub.push(at(13, 'running', 2500, 40));
+    sub.push(at(14, 'pending', 2400)); // once a newer state went out, events pass in log order again
+    const held = (sub as unknown as { held: TaskEvent[] }).held;
+    assert.deepEqual(
+      held.map((e) => e.id),
+      ['10', '13', '14'],
+    );
+  });
+
   test('the stream starts with a retry hint and sends a ping comment every 15 s while quiet', async () => {
     mock.timers.enable({ apis: ['setTimeout'] });
     try {
