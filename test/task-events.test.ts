@@ -413,10 +413,10 @@ describe('live task event streams, without a database', () => {
     const at = (id: number, status: string, ms: number, progress = 0) =>
       ({ id: String(id), task: { id: 't', status, progress, updated_at: new Date(ms).toISOString() } }) as TaskEvent;
     const sub = new Subscription();
-    sub.startFrom([at(10, 'running', 2000)]);
+    sub.startFrom([at(10, 'running', 2000, 30)]);
     sub.push(at(11, 'pending', 1000)); // stored before the state was read, numbered after it
-    sub.push(at(12, 'running', 2000)); // the starting state itself, recorded late
-    sub.push(at(13, 'running', 2500, 40));
+    sub.push(at(12, 'running', 2000, 20)); // progress of the same run, older than the starting state
+    sub.push(at(13, 'running', 2000, 40));
     sub.push(at(14, 'pending', 2400)); // once a newer state went out, events pass in log order again
     const held = (sub as unknown as { held: TaskEvent[] }).held;
     assert.deepEqual(

@@ -56,7 +56,8 @@ export class Subscription implements AsyncIterable<TaskEvent> {
     const start = this.startedFrom.get(task.id);
     if (!start) return false;
     const age = Date.parse(task.updated_at) - Date.parse(start.updated_at);
-    const stale = age < 0 || (age === 0 && task.status === start.status && task.progress === start.progress);
+    // Progress leaves updated_at as it is, so within one state a lower progress is the older event.
+    const stale = age < 0 || (age === 0 && task.status === start.status && task.progress <= start.progress);
     if (!stale) this.startedFrom.delete(task.id);
     return stale;
   }
