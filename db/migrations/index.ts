@@ -6,6 +6,7 @@ import { organizations } from './004_organizations.ts';
 import { oauth } from './005_oauth.ts';
 import { taskVersions } from './006_task_versions.ts';
 import { idempotencyKeys } from './007_idempotency_keys.ts';
+import { taskListIndexes } from './009_task_list_indexes.ts';
 
 /** Every migration in order. Add new ones at the end; never edit one that has shipped. */
 export const migrations: Migration[] = [
@@ -16,4 +17,5 @@ export const migrations: Migration[] = [
   oauth,
   taskVersions,
   idempotencyKeys,
+  taskListIndexes,
 ];
