@@ -1,8 +1,9 @@
 import type { Knex } from 'knex';
+import type { Database } from './database.ts';
 
 /** How many rows `query` selects (a clone is counted; the query itself is left as it is). */
-export async function countOf(query: Knex.QueryBuilder): Promise<number> {
-  const [row] = (await query.clone().count({ n: '*' })) as { n: number | string }[];
+export async function countOf(db: Database, query: Knex.QueryBuilder): Promise<number> {
+  const [row] = await db.read<{ n: number | string }>(query.clone().count({ n: '*' }));
   return Number(row?.n ?? 0);
 }
 
@@ -12,10 +13,10 @@ export async function countOf(query: Knex.QueryBuilder): Promise<number> {
  * for 110,000 tasks against 0.15 ms); deleted rows are few and found through an index on `deleted_at`.
  * Elsewhere it costs what the filtered count costs: one statement, both counts scan an index.
  */
-export async function countLiveRows(knex: Knex, table: string): Promise<number> {
-  const [row] = (await knex.select({
-    all: knex(table).count('*'),
-    deleted: knex(table).whereNotNull('deleted_at').count('*'),
-  })) as { all: number | string; deleted: number | string }[];
+export async function countLiveRows(db: Database, table: string): Promise<number> {
+  const { knex } = db;
+  const [row] = await db.read<{ all: number | string; deleted: number | string }>(
+    knex.select({ all: knex(table).count('*'), deleted: knex(table).whereNotNull('deleted_at').count('*') }),
+  );
   return Number(row?.all ?? 0) - Number(row?.deleted ?? 0);
 }

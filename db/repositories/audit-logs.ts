@@ -45,14 +45,16 @@ export async function listAuditRecords(
   if (f.org_id) q.where('org_id', f.org_id);
   if (f.start_time) q.where('created_at', '>=', db.dialect.toDbTime(f.start_time) as string);
   if (f.end_time) q.where('created_at', '<=', db.dialect.toDbTime(f.end_time) as string);
-  const total = await countOf(q);
-  const rows = (await q
-    .orderBy([
-      { column: 'created_at', order: 'desc' },
-      { column: 'id', order: 'desc' },
-    ])
-    .offset(offset)
-    .limit(limit)) as Record<string, unknown>[];
+  const total = await countOf(db, q);
+  const rows = await db.read(
+    q
+      .orderBy([
+        { column: 'created_at', order: 'desc' },
+        { column: 'id', order: 'desc' },
+      ])
+      .offset(offset)
+      .limit(limit),
+  );
   return {
     total,
     rows: rows.map((row) => ({

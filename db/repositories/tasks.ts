@@ -218,12 +218,14 @@ export async function listTasks(
   if (f.creatorId) q.where('creator_id', f.creatorId);
   if (f.orgId) q.where('org_id', f.orgId);
   if (f.search) whereContains(q, ['type'], f.search, ['id']);
-  const total = f.creatorId || f.orgId || f.search ? await countOf(q) : await countLiveRows(db.knex, db.t.tasks);
-  const rows = (await q
-    .select(LISTED_COLUMNS)
-    .orderBy([...newestFirst])
-    .offset(offset)
-    .limit(limit)) as Record<string, unknown>[];
+  const total = f.creatorId || f.orgId || f.search ? await countOf(db, q) : await countLiveRows(db, db.t.tasks);
+  const rows = await db.read(
+    q
+      .select(LISTED_COLUMNS)
+      .orderBy([...newestFirst])
+      .offset(offset)
+      .limit(limit),
+  );
   return { rows: rows.map(listedTaskFromDb), total };
 }
 
@@ -244,10 +246,12 @@ export async function listRecentUserTasks(
       w.whereIn('status', ['pending', 'running']).orWhere('finished_at', '>=', db.dialect.toDbTime(since) as string),
     );
   if (orgId) q.where('org_id', orgId);
-  const rows = (await q
-    .select(LISTED_COLUMNS)
-    .orderBy([...newestFirst])
-    .limit(limit)) as Record<string, unknown>[];
+  const rows = await db.read(
+    q
+      .select(LISTED_COLUMNS)
+      .orderBy([...newestFirst])
+      .limit(limit),
+  );
   return rows.map(listedTaskFromDb);
 }
 
