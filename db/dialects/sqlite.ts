@@ -17,7 +17,7 @@ interface PreparingConnection {
 }
 
 interface ReadingConnection extends PreparingConnection {
-  prepare(sql: string): { all(bindings: unknown[]): unknown[] };
+  prepare(sql: string): RawStatement;
   close(): void;
 }
 
@@ -41,6 +41,27 @@ function cachePreparedStatements(conn: PreparingConnection): void {
   };
 }
 
+interface RawStatement {
+  raw(on: true): RawStatement;
+  columns(): { name: string }[];
+  all(bindings: unknown[]): unknown[][];
+}
+
+interface Compiled {
+  statement: RawStatement;
+  row: (values: unknown[]) => Record<string, unknown>;
+}
+
+/**
+ * Makes a statement's rows from its value arrays with one object literal of its columns: half the cost of the
+ * driver's own row objects, which it builds a property at a time. A name given twice keeps its last value, as
+ * there. Names are written as JSON strings, so no column name is ever read as code.
+ */
+function rowOf(columns: string[]): Compiled['row'] {
+  const fields = columns.map((name, i) => `${JSON.stringify(name)}: values[${i}]`).join(', ');
+  return new Function('values', `return { ${fields} };`) as Compiled['row'];
+}
+
 /** Values as knex's better-sqlite3 client binds them. */
 const asBinding = (value: unknown) =>
   value instanceof Date ? value.valueOf() : typeof value === 'boolean' ? Number(value) : value;
@@ -48,7 +69,7 @@ const asBinding = (value: unknown) =>
 /**
  * A second connection that only reads. knex's pool holds one connection, so a read through it queues behind
  * any open transaction and pays for the pool, the builder's promise chain and its hooks: about half of a
- * list request. This one prepares each statement once and runs it at once.
+ * list request. This one prepares each statement once and runs it at once, reading rows as value arrays.
  */
 function openReader(path: string): Reader {
   // Loaded here, as knex loads it: only a SQLite database needs the native module.
@@ -57,17 +78,19 @@ function openReader(path: string): Reader {
     options: { fileMustExist: boolean },
   ) => ReadingConnection;
   const conn = new Connection(path, { fileMustExist: true });
-  const statements = new Map<string, { all(bindings: unknown[]): unknown[] }>();
+  const statements = new Map<string, Compiled>();
   conn.pragma('query_only = ON');
   conn.pragma('busy_timeout = 5000');
   return {
     all(sql, bindings) {
-      let statement = statements.get(sql);
-      if (!statement) {
+      let compiled = statements.get(sql);
+      if (!compiled) {
         if (statements.size >= STATEMENT_CACHE) statements.clear();
-        statements.set(sql, (statement = conn.prepare(sql)));
+        const statement = conn.prepare(sql).raw(true);
+        compiled = { statement, row: rowOf(statement.columns().map((c) => c.name)) };
+        statements.set(sql, compiled);
       }
-      return statement.all(bindings.map(asBinding)) as Record<string, unknown>[];
+      return compiled.statement.all(bindings.map(asBinding)).map(compiled.row);
     },
     close: () => conn.close(),
   };

@@ -13,6 +13,9 @@ export const taskListIndexes: Migration = {
     await knex.schema.alterTable(t.tasks, (table) => {
       table.index(['deleted_at', 'created_at', 'id']);
       table.index(['creator_id', 'created_at', 'id']);
+      // The narrowest index of the table: SQLite counts all rows through it (db/counts.ts), reading a tenth of
+      // the pages the primary key's would; no status change touches it.
+      table.index(['deleted_at']);
     });
     await knex.schema.alterTable(t.tasks, (table) => {
       table.dropIndex(['deleted_at', 'created_at']);
