@@ -44,6 +44,11 @@ export class TaskService {
     return page(rows, total, p);
   }
 
+  /** The storage backends task logs can be kept in (the `task_log_storage_backend` setting's values). */
+  logStorageBackends() {
+    return this.engine.logSinks.list();
+  }
+
   /** The caller's `user` tasks that are pending or running or finished in the last 24 h (newest 10). */
   async recent(caller: Caller, orgId?: string): Promise<TaskJson[]> {
     return listRecentUserTasks(this.db, caller.id, new Date(Date.now() - RECENT_MS), 10, orgId);
