@@ -1,21 +1,24 @@
 import type { Migration } from './migration.ts';
 
 /**
- * Lists read newest first by (created_at, id). With `id` in the index the page is read in index order and the
- * read stops at the page's end, however many rows the table holds; without it SQLite and PostgreSQL sort every
- * row of a created_at value again (a temporary B-tree per page). Each index replaces the one it extends, so a
- * task's status change maintains no more indexes than before. MySQL would find `id` on its own (InnoDB appends
- * the primary key), and ClickHouse reads through its sort key and FINAL: there these are data-skipping indexes.
+ * Lists read newest first by (created_at, id), and with `id` in the index a page is read in index order, the
+ * read stopping at the page's end however many rows the table holds; without it SQLite and PostgreSQL sorted
+ * the rows of each created_at value again. The task list's index leaves out deleted_at: PostgreSQL does not
+ * take `deleted_at IS NULL` as fixing that column, so (deleted_at, created_at) could not give it the order,
+ * and it sorted the whole table per page; deleted tasks are few, so skipping them on the way costs little.
+ * Soft-deleted tasks get an index of their own, partial where the engine allows it (MySQL indexes every row):
+ * counts subtract them (db/counts.ts), and a full index on deleted_at would lead SQLite's planner, which takes
+ * IS NULL as selective, to sort every live task per page. Each index replaces the one it extends, and no
+ * status change writes the new ones. ClickHouse reads through its sort key: there these are data-skipping
+ * indexes and change nothing.
  */
 export const taskListIndexes: Migration = {
   name: '009_task_list_indexes',
   async up(knex, { t }) {
     await knex.schema.alterTable(t.tasks, (table) => {
-      table.index(['deleted_at', 'created_at', 'id']);
+      table.index(['created_at', 'id']);
       table.index(['creator_id', 'created_at', 'id']);
-      // The narrowest index of the table: SQLite counts all rows through it (db/counts.ts), reading a tenth of
-      // the pages the primary key's would; no status change touches it.
-      table.index(['deleted_at']);
+      table.index(['deleted_at'], undefined, { predicate: knex.whereNotNull('deleted_at') });
     });
     await knex.schema.alterTable(t.tasks, (table) => {
       table.dropIndex(['deleted_at', 'created_at']);
