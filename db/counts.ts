@@ -10,7 +10,7 @@ export async function countOf(db: Database, query: Knex.QueryBuilder): Promise<n
 /**
  * How many rows of `table` are not soft-deleted, as all rows less the deleted ones. SQLite counts a whole
  * table through its narrowest index without looking at the rows, whereas `WHERE deleted_at IS NULL` reads
- * every row (17 ms for 110,000 tasks against 0.05 ms); the deleted rows are few and have an index of their
+ * every row (17 ms for 110,000 tasks against 0.01 ms); the deleted rows are few and have an index of their
  * own. Elsewhere it costs what the filtered count costs: one statement, an index scan.
  */
 export async function countLiveRows(db: Database, table: string): Promise<number> {

@@ -95,7 +95,8 @@ export function matchingUsers(keys: UserKeys, term: string): string[] {
  * A page of the users a search finds. A substring match cannot use an index, and the database scanned every
  * user twice for it (count and page), milliseconds per search. The keys of the live users are kept instead,
  * in `keys` (dropped on any change to users on any node, like the pages), with an index of their pieces, and
- * searched in memory: only the page's users are read. Keys are lower-cased as stored (`username_key`, `email_key`), with JavaScript's rules.
+ * searched in memory: only the page's users are read. Keys are lower-cased as stored (`username_key`,
+ * `email_key`), with JavaScript's rules.
  */
 export async function searchUsers(
   db: Database,
