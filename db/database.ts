@@ -1,6 +1,6 @@
 import knexFactory, { type Knex } from 'knex';
 import { KeyedLock } from '../lib/keyed-lock.ts';
-import { dialectFor, type Dialect, type UpsertSpec } from './dialects/index.ts';
+import { dialectFor, type Dialect, type Reader, type UpsertSpec } from './dialects/index.ts';
 import { migrateLatest, migrationsDone } from './migrate.ts';
 import { defineModels, type Models } from './models.ts';
 import type { DbLogger, DbOptions, QueryTracer } from './options.ts';
@@ -33,6 +33,12 @@ export interface Database {
    * lock-wait timeout) runs again (see retry.ts); answers the unsubscribe.
    */
   onRetry(listener: (reason: RetryReason) => void): () => void;
+  /**
+   * Runs a plain read (a query of `knex`, never of a transaction) and answers its rows: on the dialect's
+   * reader where it has one (SQLite), else as knex runs it. Either way knex's query events fire, so slow
+   * queries are logged and traced alike.
+   */
+  read<T = Record<string, unknown>>(query: Knex.QueryBuilder): Promise<T[]>;
   /** Writes to the tasks table, as the engine needs them (in place, or as versions: see db/tasks/store.ts). */
   readonly tasks: TaskStore;
   migrate(): Promise<void>;
@@ -111,6 +117,25 @@ function traceQueries(knex: Knex, tracer: QueryTracer, dialect: string): void {
   knex.on('query-error', (e: unknown, q: QueryEvent) => end(q, e));
 }
 
+/** `Database.read` through `reader`, announcing the statement as knex announces its own. */
+function readWith(knex: Knex, reader: Reader) {
+  let reads = 0;
+  return async <T>(query: Knex.QueryBuilder): Promise<T[]> => {
+    const { sql, bindings } = query.toSQL();
+    const event = { __knexQueryUid: `read-${++reads}`, sql, bindings };
+    knex.emit('query', event);
+    let rows: T[];
+    try {
+      rows = reader.all(sql, bindings) as T[];
+    } catch (error) {
+      knex.emit('query-error', error, event);
+      throw error;
+    }
+    knex.emit('query-response', rows, event);
+    return rows;
+  };
+}
+
 interface Shared {
   locks: KeyedLock;
   /** The owner of versioned task writes (dialects that do not claim in the database). */
@@ -165,8 +190,18 @@ export function openDatabase(options: DbOptions, logger: DbLogger, tracer?: Quer
   const tasks = dialect.claim
     ? inPlaceTaskStore(table, dialect.claim)
     : (state.versions ??= new TaskVersions(logger)).attach(table);
+  // Opened at the first read: the database file exists by then (migrations ran).
+  let reader: Reader | undefined;
+  let readThrough: (<T>(query: Knex.QueryBuilder) => Promise<T[]>) | undefined;
   const db: Database = {
     knex,
+    read<T>(query: Knex.QueryBuilder): Promise<T[]> {
+      if (!readThrough) {
+        reader = dialect.openReader?.(options);
+        readThrough = reader ? readWith(knex, reader) : async (q) => (await q) as never;
+      }
+      return readThrough<T>(query);
+    },
     dialect,
     t,
     options,
@@ -191,6 +226,7 @@ export function openDatabase(options: DbOptions, logger: DbLogger, tracer?: Quer
       try {
         await tasks.detach();
       } finally {
+        reader?.close();
         await knex.destroy();
       }
     },

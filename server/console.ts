@@ -10,6 +10,7 @@ import type { TaskEngine } from '../engine/engine.ts';
 import type { Scheduler } from '../engine/scheduler.ts';
 import { createLogSinks, declareEngineSettings } from '../engine/settings.ts';
 import { SettingsRegistry } from '../lib/settings-registry.ts';
+import { AuditLogService } from '../routers/audit/service.ts';
 import { AuditWriter } from '../routers/audit/writer.ts';
 import { ensureAdminUser, ensureSystemRoles } from '../routers/auth/bootstrap.ts';
 import { IdentityStore, ROLES_CHANNEL, USERS_CHANNEL } from '../routers/auth/identity.ts';
@@ -211,6 +212,7 @@ async function assemble(
     permissions,
     settings,
     audit,
+    auditLogs: new AuditLogService(db),
     smtp,
     mailer,
     auth,

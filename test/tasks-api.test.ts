@@ -198,6 +198,29 @@ for (const lane of lanes()) {
       assert.equal(recent.body.total, undefined, 'a plain list');
     });
 
+    test("an administrator's list counts every live task and no deleted one, newest first, read whole", async () => {
+      const total = async () => (await t.request('GET', '/api/tasks?page_size=1', { token: admin })).body.total;
+      const before = await total();
+      const made = [];
+      for (let i = 0; i < 3; i++) {
+        made.push((await t.c.engine.create({ type: 'api_none', creatorId: null }))!);
+        // Apart by a few milliseconds, so that newest first is one order whatever the ids.
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+      assert.equal((await t.request('DELETE', `/api/tasks/${made[1]!.id}`, { token: admin })).status, 200);
+      assert.equal(await total(), before + 2, 'the deleted task is not counted');
+      const live = (await t.c.db.knex(t.c.db.t.tasks).whereNull('deleted_at').count({ n: '*' })) as { n: unknown }[];
+      assert.equal(await total(), Number(live[0]!.n));
+
+      const page = (await t.request('GET', '/api/tasks?page_size=2', { token: admin })).body.data;
+      assert.deepEqual(
+        page.map((x: { id: string }) => x.id),
+        [made[2]!.id, made[0]!.id],
+        'newest first, the deleted one left out',
+      );
+      assert.deepEqual(page[0], (await t.request('GET', `/api/tasks/${made[2]!.id}`, { token: admin })).body.data);
+    });
+
     test('route guards: each task route needs its permission; /user-tasks needs only a login', async () => {
       const nobody = await t.userWith(['permission:list']);
       const id = '00000000-0000-4000-8000-000000000000';

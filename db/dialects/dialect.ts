@@ -114,10 +114,23 @@ export interface Dialect {
    * claim, and the claim costs grow with the backlog.
    */
   refreshStatistics(knex: Knex, table: string): Promise<void>;
+  /**
+   * A connection of its own for plain reads outside any transaction (`Database.read`), on engines where that
+   * is cheaper than a statement through knex's pool and sees the same committed data (SQLite in WAL mode: a
+   * read on another connection sees every committed write, and never a transaction still open on the
+   * writing one). Undefined elsewhere: reads go through knex.
+   */
+  openReader?(options: DbOptions): Reader | undefined;
   /** Tables of this database whose names match the LIKE pattern (tooling and tests). */
   listTables(knex: Knex, like: string): Promise<string[]>;
   /** Drops the tables whatever foreign keys join them (tooling and tests). */
   dropTables(knex: Knex, names: string[]): Promise<void>;
+}
+
+/** Runs one read statement (SQL with `?` placeholders, as knex compiles it) and answers its rows. */
+export interface Reader {
+  all(sql: string, bindings: readonly unknown[]): Record<string, unknown>[];
+  close(): void;
 }
 
 export interface ClaimSpec {

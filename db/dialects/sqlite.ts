@@ -1,10 +1,16 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { claimWithReturning, driverError, transactionalEngine, type Dialect } from './dialect.ts';
+import { createRequire } from 'node:module';
+import { claimWithReturning, driverError, transactionalEngine, type Dialect, type Reader } from './dialect.ts';
 
 interface PreparingConnection {
   pragma(s: string): unknown;
   prepare(sql: string): unknown;
+}
+
+interface ReadingConnection extends PreparingConnection {
+  prepare(sql: string): RawStatement;
+  close(): void;
 }
 
 const STATEMENT_CACHE = 500;
@@ -24,6 +30,61 @@ function cachePreparedStatements(conn: PreparingConnection): void {
     } else cache.delete(sql);
     cache.set(sql, statement);
     return statement;
+  };
+}
+
+interface RawStatement {
+  raw(on: true): RawStatement;
+  columns(): { name: string }[];
+  all(bindings: unknown[]): unknown[][];
+}
+
+interface Compiled {
+  statement: RawStatement;
+  row: (values: unknown[]) => Record<string, unknown>;
+}
+
+/**
+ * Makes a statement's rows from its value arrays with one object literal of its columns: half the cost of the
+ * driver's own row objects, which it builds a property at a time. A name given twice keeps its last value, as
+ * there. Names are written as JSON strings, so no column name is ever read as code.
+ */
+function rowOf(columns: string[]): Compiled['row'] {
+  const fields = columns.map((name, i) => `${JSON.stringify(name)}: values[${i}]`).join(', ');
+  return new Function('values', `return { ${fields} };`) as Compiled['row'];
+}
+
+/** Values as knex's better-sqlite3 client binds them. */
+const asBinding = (value: unknown) =>
+  value instanceof Date ? value.valueOf() : typeof value === 'boolean' ? Number(value) : value;
+
+/**
+ * A second connection that only reads. knex's pool holds one connection, so a read through it queues behind
+ * any open transaction and pays for the pool, the builder's promise chain and its hooks: about half of a
+ * list request. This one prepares each statement once and runs it at once, reading rows as value arrays.
+ */
+function openReader(path: string): Reader {
+  // Loaded here, as knex loads it: only a SQLite database needs the native module.
+  const Connection = createRequire(import.meta.url)('better-sqlite3') as new (
+    path: string,
+    options: { fileMustExist: boolean },
+  ) => ReadingConnection;
+  const conn = new Connection(path, { fileMustExist: true });
+  const statements = new Map<string, Compiled>();
+  conn.pragma('query_only = ON');
+  conn.pragma('busy_timeout = 5000');
+  return {
+    all(sql, bindings) {
+      let compiled = statements.get(sql);
+      if (!compiled) {
+        if (statements.size >= STATEMENT_CACHE) statements.clear();
+        const statement = conn.prepare(sql).raw(true);
+        compiled = { statement, row: rowOf(statement.columns().map((c) => c.name)) };
+        statements.set(sql, compiled);
+      }
+      return compiled.statement.all(bindings.map(asBinding)).map(compiled.row);
+    },
+    close: () => conn.close(),
   };
 }
 
@@ -74,6 +135,8 @@ export const sqliteDialect: Dialect = {
   clock: (knex, ms = 0) => knex.raw(`strftime('%Y-%m-%dT%H:%M:%fZ', 'now', ?)`, [`${ms / 1000} seconds`]),
   // One writer: the single statement is atomic without row locks.
   claim: (knex, spec) => claimWithReturning(knex, spec, false),
+  // An in-memory database is private to its connection.
+  openReader: (o) => (o.path === ':memory:' ? undefined : openReader(o.path)),
   // SQLite plans the claim through its index whatever the statistics say.
   refreshStatistics: async () => {},
   listTables: async (knex, like) =>

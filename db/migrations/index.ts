@@ -7,6 +7,7 @@ import { oauth } from './005_oauth.ts';
 import { taskVersions } from './006_task_versions.ts';
 import { idempotencyKeys } from './007_idempotency_keys.ts';
 import { taskEvents } from './008_task_events.ts';
+import { taskListIndexes } from './009_task_list_indexes.ts';
 
 /** Every migration in order. Add new ones at the end; never edit one that has shipped. */
 export const migrations: Migration[] = [
@@ -18,4 +19,5 @@ export const migrations: Migration[] = [
   taskVersions,
   idempotencyKeys,
   taskEvents,
+  taskListIndexes,
 ];

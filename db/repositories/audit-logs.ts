@@ -1,4 +1,5 @@
 import type { Database } from '../database.ts';
+import { countOf } from '../counts.ts';
 import { isoFromDb } from '../dialects/index.ts';
 
 export interface AuditRecord {
@@ -44,16 +45,18 @@ export async function listAuditRecords(
   if (f.org_id) q.where('org_id', f.org_id);
   if (f.start_time) q.where('created_at', '>=', db.dialect.toDbTime(f.start_time) as string);
   if (f.end_time) q.where('created_at', '<=', db.dialect.toDbTime(f.end_time) as string);
-  const [countRow] = (await q.clone().count({ n: '*' })) as { n: number | string }[];
-  const rows = (await q
-    .orderBy([
-      { column: 'created_at', order: 'desc' },
-      { column: 'id', order: 'desc' },
-    ])
-    .offset(offset)
-    .limit(limit)) as Record<string, unknown>[];
+  const total = await countOf(db, q);
+  const rows = await db.read(
+    q
+      .orderBy([
+        { column: 'created_at', order: 'desc' },
+        { column: 'id', order: 'desc' },
+      ])
+      .offset(offset)
+      .limit(limit),
+  );
   return {
-    total: Number(countRow?.n ?? 0),
+    total,
     rows: rows.map((row) => ({
       ...(row as unknown as AuditRecord),
       created_at: isoFromDb(row.created_at)!,

@@ -86,14 +86,14 @@ export async function findUsersWithRoleNames(db: Database, ids: string[]): Promi
   if (!ids.length) return [];
   const { knex, t, models } = db;
   const [users, links] = await Promise.all([
-    knex(t.users).whereIn('id', ids).whereNull('deleted_at') as Promise<Record<string, unknown>[]>,
-    knex(t.userRoles)
-      .join(t.roles, `${t.roles}.id`, `${t.userRoles}.role_id`)
-      .whereIn(`${t.userRoles}.user_id`, ids)
-      .orderBy(`${t.roles}.id`)
-      .select(`${t.userRoles}.user_id as user_id`, `${t.roles}.id as id`, `${t.roles}.name as name`) as Promise<
-      { user_id: string; id: string; name: string }[]
-    >,
+    db.read(knex(t.users).whereIn('id', ids).whereNull('deleted_at')),
+    db.read<{ user_id: string; id: string; name: string }>(
+      knex(t.userRoles)
+        .join(t.roles, `${t.roles}.id`, `${t.userRoles}.role_id`)
+        .whereIn(`${t.userRoles}.user_id`, ids)
+        .orderBy(`${t.roles}.id`)
+        .select(`${t.userRoles}.user_id as user_id`, `${t.roles}.id as id`, `${t.roles}.name as name`),
+    ),
   ]);
   const roles = new Map<string, { id: string; name: string }[]>();
   for (const { user_id, id, name } of links) roles.set(user_id, [...(roles.get(user_id) ?? []), { id, name }]);

@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { ChangeFeed } from '../../db/change-feed.ts';
 import type { Database } from '../../db/database.ts';
 import type { TaskEngine } from '../../engine/engine.ts';
+import type { AuditLogService } from '../audit/service.ts';
 import type { AuditWriter } from '../audit/writer.ts';
 import type { IdentityStore } from '../auth/identity.ts';
 import type { PasswordResetService } from '../auth/password-reset.ts';
@@ -43,6 +44,7 @@ export interface Services {
   settings: SettingsService;
   smtp: SmtpService;
   audit: AuditWriter;
+  auditLogs: AuditLogService;
   engine: TaskEngine;
   tasks: TaskService;
   /** Live task events: tickets, streams and their limits. */

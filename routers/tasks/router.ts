@@ -169,5 +169,5 @@ export const tasksRouter = router({
     })
     .input(noInput)
     .output(z.array(logBackendSchema))
-    .query(({ ctx }) => ctx.services.engine.logSinks.list()),
+    .query(({ ctx }) => ctx.services.tasks.logStorageBackends()),
 });

@@ -28,7 +28,7 @@ export class TaskService {
       offsetOf(p),
       p.page_size,
     );
-    return page(rows.map(toTaskJson), total, p);
+    return page(rows, total, p);
   }
 
   async get(caller: Caller, id: string, orgId?: string): Promise<TaskJson> {
@@ -44,9 +44,14 @@ export class TaskService {
     return page(rows, total, p);
   }
 
+  /** The storage backends task logs can be kept in (the `task_log_storage_backend` setting's values). */
+  logStorageBackends() {
+    return this.engine.logSinks.list();
+  }
+
   /** The caller's `user` tasks that are pending or running or finished in the last 24 h (newest 10). */
   async recent(caller: Caller, orgId?: string): Promise<TaskJson[]> {
-    return (await listRecentUserTasks(this.db, caller.id, new Date(Date.now() - RECENT_MS), 10, orgId)).map(toTaskJson);
+    return listRecentUserTasks(this.db, caller.id, new Date(Date.now() - RECENT_MS), 10, orgId);
   }
 
   cancel(id: string, actor: Actor): Promise<TaskJson> {

@@ -2,8 +2,9 @@
 // SQLite database of 10,000 users, 2,000 tasks and 20,000 audit records: GET /api/users?page_size=10 (a cached
 // page) and the same procedure through /trpc, GET /api/auth/me and /trpc/auth.me (every page load of a frontend
 // asks for it), a user search rotating over 5,000 terms (which defeats the page cache), GET /api/tasks and
-// GET /api/audit-logs; then all again on ClickHouse (chdb behind the tests' HTTP shim) when chdb is installed
-// under .chdb/.
+// GET /api/audit-logs; GET /api/tasks?page_size=10 and GET /api/user-tasks with no task, then on a backlog of
+// 110,000 tasks (seed-task-backlog.ts); then the first rows again on ClickHouse (chdb behind the tests' HTTP
+// shim) when chdb is installed under .chdb/.
 // 50 connections, 10 s each (BENCH_SECONDS to change). Prints req/s, p50/p99, ratio to the ceiling and RSS.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
@@ -121,15 +122,19 @@ const bare = await start('dist/tools/bench/serve-bare.js');
 const ceiling = await measure('bare fastify GET /bare', bare, '/bare');
 bare.proc.kill('SIGTERM');
 
+/** Runs a seeding script of tools/bench on the database `childEnv` describes. */
+function seed(script: string, childEnv: NodeJS.ProcessEnv): Promise<void> {
+  return new Promise<void>((resolve, reject) =>
+    spawn(process.execPath, [`dist/tools/bench/${script}`], { stdio: 'inherit', env: childEnv }).once('exit', (code) =>
+      code === 0 ? resolve() : reject(new Error(`${script} failed: ${code}`)),
+    ),
+  );
+}
+
 /** Seeds the database `extra` describes (SQLite by default) and measures the console's rows on it. */
 async function consoleRows(database: string, extra: Record<string, string> = {}): Promise<Result[]> {
   const childEnv = { ...env, ...extra };
-  await new Promise<void>((resolve, reject) =>
-    spawn(process.execPath, ['dist/tools/bench/seed-users.js'], { stdio: 'inherit', env: childEnv }).once(
-      'exit',
-      (code) => (code === 0 ? resolve() : reject(new Error(`seeding failed: ${code}`))),
-    ),
-  );
+  await seed('seed-users.js', childEnv);
   const child = await start('dist/tools/bench/serve-console.js', childEnv);
   const auth = { authorization: `Bearer ${child.info.token}` };
   let searched = 0;
@@ -183,7 +188,36 @@ async function clickhouseRows(): Promise<Result[]> {
   }
 }
 
-const rows = [ceiling, ...(await consoleRows('sqlite')), ...(await clickhouseRows())];
+/** The task lists a frontend reads, on SQLite with no task at all, then again on a backlog of 110,000 tasks. */
+const BACKLOG_TARGETS = [
+  ['GET /api/tasks?page_size=10', '/api/tasks?page_size=10'],
+  ['GET /api/user-tasks', '/api/user-tasks'],
+] as const;
+
+async function backlogRows(): Promise<{ empty: Result[]; backlog: Result[] }> {
+  const childEnv = {
+    ...env,
+    BENCH_DB: join(mkdtempSync(join(tmpdir(), 'console-bench-backlog-')), 'console.db'),
+    BENCH_TASKS: '0',
+    BENCH_AUDIT: '0',
+  };
+  await seed('seed-users.js', childEnv);
+  const measureAll = async (label: string) => {
+    const child = await start('dist/tools/bench/serve-console.js', childEnv);
+    const auth = { authorization: `Bearer ${child.info.token}` };
+    const rows = [];
+    for (const [name, target] of BACKLOG_TARGETS) rows.push(await measure(`${name} (${label})`, child, target, auth));
+    child.proc.kill('SIGTERM');
+    await new Promise((resolve) => child.proc.once('exit', resolve));
+    return rows;
+  };
+  const empty = await measureAll('no tasks');
+  await seed('seed-task-backlog.js', childEnv);
+  return { empty, backlog: await measureAll('110,000 tasks') };
+}
+
+const { empty, backlog } = await backlogRows();
+const rows = [ceiling, ...(await consoleRows('sqlite')), ...empty, ...backlog, ...(await clickhouseRows())];
 console.log(
   `\nHTTP benchmark: ${connections} connections, ${seconds} s each, 10,000 users, 2,000 tasks, 20,000 audit records\n`,
 );
@@ -221,6 +255,10 @@ console.log(
 console.log("         /trpc/users.list and the batch ≥ 25% of the ceiling, p99 ≤ twice /api/users's (SQLite).");
 console.log(
   '         /api/auth/me and /trpc/auth.me ≥ 25% of the ceiling; the uncached lists (search, tasks, audit logs) ≥ 10% (SQLite).',
+);
+console.log('\nA backlog of 100,000 finished and 10,000 pending tasks against none (req/s, same run; target ≥ 80%):');
+backlog.forEach((r, i) =>
+  console.log(`  ${BACKLOG_TARGETS[i]![0].padEnd(45)} ${((r.rps / empty[i]!.rps) * 100).toFixed(1)}%`),
 );
 const failed = rows.reduce((n, r) => n + r.non2xx + r.errors, 0);
 if (failed) {

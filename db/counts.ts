@@ -1,0 +1,22 @@
+import type { Knex } from 'knex';
+import type { Database } from './database.ts';
+
+/** How many rows `query` selects (a clone is counted; the query itself is left as it is). */
+export async function countOf(db: Database, query: Knex.QueryBuilder): Promise<number> {
+  const [row] = await db.read<{ n: number | string }>(query.clone().count({ n: '*' }));
+  return Number(row?.n ?? 0);
+}
+
+/**
+ * How many rows of `table` are not soft-deleted, as all rows less the deleted ones. SQLite counts a whole
+ * table through its narrowest index without looking at the rows, whereas `WHERE deleted_at IS NULL` reads
+ * every row (17 ms for 110,000 tasks against 0.01 ms); the deleted rows are few and have an index of their
+ * own. Elsewhere it costs what the filtered count costs: one statement, an index scan.
+ */
+export async function countLiveRows(db: Database, table: string): Promise<number> {
+  const { knex } = db;
+  const [row] = await db.read<{ all: number | string; deleted: number | string }>(
+    knex.select({ all: knex(table).count('*'), deleted: knex(table).whereNotNull('deleted_at').count('*') }),
+  );
+  return Number(row?.all ?? 0) - Number(row?.deleted ?? 0);
+}
