@@ -205,7 +205,6 @@ async function assemble(
     logger,
   );
   const services: Services = {
-    db,
     feed,
     logger,
     identities,

@@ -520,7 +520,8 @@ for (const lane of lanes()) {
     test('a global code an organization role holds anyway (saved before the rule) grants nothing through the header', async () => {
       const org = await createOrg();
       const role = await orgRole(org.id, ['task:list']);
-      const { db, orgScopes } = t.c.services;
+      const { db } = t.c;
+      const { orgScopes } = t.c.services;
       await db.knex(db.t.rolePermissions).insert({ role_id: role.id, permission: 'user:list' });
       await orgScopes.changed();
       const user = await plainUser();

@@ -1,6 +1,5 @@
 import type { Logger } from 'pino';
 import type { ChangeFeed } from '../../db/change-feed.ts';
-import type { Database } from '../../db/database.ts';
 import type { TaskEngine } from '../../engine/engine.ts';
 import type { AuditLogService } from '../audit/service.ts';
 import type { AuditWriter } from '../audit/writer.ts';
@@ -25,8 +24,6 @@ import type { UserService } from '../users/service.ts';
 
 /** Everything a procedure may use, built once per console by server/console.ts. */
 export interface Services {
-  /** Still read by the audit router (routers/audit/router.ts); every other procedure goes through its service. */
-  db: Database;
   feed: ChangeFeed;
   logger: Logger;
   identities: IdentityStore;
