@@ -144,9 +144,11 @@ export class Commands {
       const patch = columnsFor(d, { now: new Date().toISOString(), progress: row.progress });
       const [applied] = await core.store.change([{ id, fence: { status: row.status }, patch }]);
       if (applied) {
+        // Signalled at once: where the store claims in memory (ClickHouse), a retried task can be claimed and
+        // run while its write is still being flushed, and its signals must not come before this one.
+        if (d.status !== d.from) core.emit(row, patch);
         // Stored before the request is answered (versioned writes buffer it otherwise).
         await core.store.settle();
-        if (d.status !== d.from) core.emit(row, patch);
         return { status: d.status, row };
       }
     }

@@ -409,19 +409,21 @@ describe('live task event streams, without a database', () => {
     assert.equal(many.reason, 'overflowed');
   });
 
-  test('a stream started from the current state never steps back to a state recorded after it was read', () => {
+  test('a stream never steps back to an older state of a task that the log numbered later', () => {
     const at = (id: number, status: string, ms: number, progress = 0) =>
       ({ id: String(id), task: { id: 't', status, progress, updated_at: new Date(ms).toISOString() } }) as TaskEvent;
     const sub = new Subscription();
-    sub.startFrom([at(10, 'running', 2000, 30)]);
-    sub.push(at(11, 'pending', 1000)); // stored before the state was read, numbered after it
+    sub.push(at(10, 'running', 2000, 30)); // the current state the stream started from
+    sub.push(at(11, 'pending', 1000)); // stored before that state was read, numbered after it
     sub.push(at(12, 'running', 2000, 20)); // progress of the same run, older than the starting state
     sub.push(at(13, 'running', 2000, 40));
-    sub.push(at(14, 'pending', 2400)); // once a newer state went out, events pass in log order again
+    sub.push(at(14, 'success', 3000, 100)); // another node's outcome, recorded before...
+    sub.push(at(15, 'pending', 2500)); // ...a retry-less pending this node recorded late
+    sub.push(at(16, 'pending', 4000)); // a manual retry after the outcome is newer, and goes out
     const held = (sub as unknown as { held: TaskEvent[] }).held;
     assert.deepEqual(
       held.map((e) => e.id),
-      ['10', '13', '14'],
+      ['10', '13', '14', '16'],
     );
   });
 

@@ -110,9 +110,8 @@ export class TaskEventHub {
         );
       }
       await this.seeding;
-      const { events, covers, current } = await this.first(filter, lastEventId);
-      if (current) sub.startFrom(events);
-      else for (const e of events) sub.push(e);
+      const { events, covers } = await this.first(filter, lastEventId);
+      for (const e of events) sub.push(e);
       for (const e of entry.early!) if (!covers(Number(e.id))) sub.push(e);
       entry.early = undefined;
     } catch (error) {
@@ -125,13 +124,13 @@ export class TaskEventHub {
   private async first(
     filter: TaskEventFilter,
     lastEventId: string | undefined,
-  ): Promise<{ events: TaskEvent[]; covers: (id: number) => boolean; current: boolean }> {
+  ): Promise<{ events: TaskEvent[]; covers: (id: number) => boolean }> {
     const after = lastEventId !== undefined && /^\d{1,15}$/.test(lastEventId) ? Number(lastEventId) : undefined;
     if (after !== undefined && (await this.holdsSince(after))) {
       const rows = await readTaskEvents(this.db, after, MAX_REPLAY + 1, filter);
       if (rows.length <= MAX_REPLAY) {
         const ids = new Set(rows.map((r) => r.id));
-        return { events: rows.map(eventOf), covers: (id) => id <= after || ids.has(id), current: false };
+        return { events: rows.map(eventOf), covers: (id) => id <= after || ids.has(id) };
       }
     }
     // Read before the tasks, so an event recorded meanwhile has a higher id and follows.
@@ -145,7 +144,7 @@ export class TaskEventHub {
     );
     // Oldest first, as they happened; each carries the log's end, where a resume goes on from.
     const events = tasks.reverse().map((row) => ({ id: String(last), task: toTaskJson(row) }));
-    return { events, covers: (id) => id <= last, current: true };
+    return { events, covers: (id) => id <= last };
   }
 
   /** Whether every event after `after` is still in the log (not pruned), and `after` is an id it handed out. */

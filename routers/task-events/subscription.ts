@@ -1,4 +1,5 @@
 import type { TaskJson } from '../../engine/types.ts';
+import { lruCache } from '../../lib/lru.ts';
 
 /** One live event: its id in the events log, and the task as the API answers it. */
 export interface TaskEvent {
@@ -8,12 +9,15 @@ export interface TaskEvent {
 
 /** Events held for a client that does not read; beyond it only each task's latest state is kept. */
 const MAX_HELD = 1000;
-/**
- * How long after a stream starts from the tasks' current state an event may still describe an older state: a
- * node records a change in the log a moment after the task's row is written (it batches), so a change stored
- * before the state was read can be numbered after it.
- */
-const LATE_EVENT_MS = 10_000;
+/** Tasks whose last sent state a stream remembers, to drop an older one that arrives after it. */
+const REMEMBERED = 1000;
+
+/** What a stream last sent of a task: the time of its state, its status and progress. */
+interface Sent {
+  at: number;
+  status: TaskJson['status'];
+  progress: number;
+}
 
 /**
  * The events of one open stream, read in order by its writer. A client that reads slower than events come
@@ -27,39 +31,30 @@ export class Subscription implements AsyncIterable<TaskEvent> {
   /** Why it ended, when it did: the client went, the session ended, it fell behind, or the node is stopping. */
   reason: 'closed' | 'session' | 'overflowed' | 'shutdown' | undefined;
   private readonly onEnd = new Set<() => void>();
-  /** The state each task started from, while events older than it may still arrive (see `LATE_EVENT_MS`). */
-  private startedFrom: Map<string, TaskJson> | undefined;
-  private startedUntil = 0;
+  private readonly sent = lruCache<string, Sent>(REMEMBERED);
 
   get closed(): boolean {
     return this.ended;
   }
 
   /**
-   * Sends the tasks' current state first, then keeps a client from stepping back: a later event that is not
-   * newer than a task's starting state is dropped, until the first one that is.
+   * Queues `event` unless it is older than what this stream last sent of its task. Each node records a change in
+   * the log a moment after the task's row is written (it batches), so the log can number a change after a newer
+   * one: another node's, or the current state a stream started from (docs/decisions.md, "Live task events").
    */
-  startFrom(events: TaskEvent[]): void {
-    this.startedFrom = new Map(events.map((e) => [e.task.id, e.task]));
-    this.startedUntil = Date.now() + LATE_EVENT_MS;
-    for (const e of events) this.queue(e);
-  }
-
   push(event: TaskEvent): void {
-    if (this.ended || this.isStale(event.task)) return;
+    if (this.ended || this.isOlder(event.task)) return;
     this.queue(event);
   }
 
-  private isStale(task: TaskJson): boolean {
-    if (this.startedFrom && Date.now() > this.startedUntil) this.startedFrom = undefined;
-    if (!this.startedFrom) return false;
-    const start = this.startedFrom.get(task.id);
-    if (!start) return false;
-    const age = Date.parse(task.updated_at) - Date.parse(start.updated_at);
+  private isOlder(task: TaskJson): boolean {
+    const last = this.sent.get(task.id);
+    const at = Date.parse(task.updated_at);
     // Progress leaves updated_at as it is, so within one state a lower progress is the older event.
-    const stale = age < 0 || (age === 0 && task.status === start.status && task.progress <= start.progress);
-    if (!stale) this.startedFrom.delete(task.id);
-    return stale;
+    if (last && (at < last.at || (at === last.at && task.status === last.status && task.progress <= last.progress)))
+      return true;
+    this.sent.set(task.id, { at, status: task.status, progress: task.progress });
+    return false;
   }
 
   private queue(event: TaskEvent): void {
