@@ -1,11 +1,17 @@
 import { tracked } from '@trpc/server';
-import { z } from 'zod';
 import { translate } from '../../lib/messages/index.ts';
 import { idParam, listOutput, messageOutput, noInput } from '../common/schemas.ts';
 import { authedProcedure, requirePermission, router } from '../common/trpc.ts';
 import { eventTicketSchema, taskEventsInput, type TaskEventJson } from '../task-events/schemas.ts';
 import { EVENTS_PERMISSION } from '../task-events/service.ts';
-import { listTasksInput, logBackendSchema, taskLogSchema, taskLogsInput, taskSchema } from './schemas.ts';
+import {
+  listTasksInput,
+  logBackendList,
+  recentTasksOutput,
+  taskLogSchema,
+  taskLogsInput,
+  taskSchema,
+} from './schemas.ts';
 
 const tags = ['Tasks'];
 
@@ -117,7 +123,7 @@ export const tasksRouter = router({
       },
     })
     .input(noInput)
-    .output(z.array(taskSchema))
+    .output(recentTasksOutput)
     .query(({ ctx }) => ctx.services.tasks.recent(ctx.caller, ctx.req.orgId)),
 
   eventsTicket: requirePermission(EVENTS_PERMISSION)
@@ -168,6 +174,6 @@ export const tasksRouter = router({
       },
     })
     .input(noInput)
-    .output(z.array(logBackendSchema))
+    .output(logBackendList)
     .query(({ ctx }) => ctx.services.tasks.logStorageBackends()),
 });
