@@ -183,6 +183,7 @@ async function assemble(
     db,
     feed,
     auth,
+    orgScopes,
     hub: new TaskEventHub(db, feed, logger),
     registry: metrics.registry,
     logger,

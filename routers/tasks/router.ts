@@ -146,13 +146,15 @@ export const tasksRouter = router({
   events: requirePermission(EVENTS_PERMISSION)
     .input(taskEventsInput)
     .subscription(async function* ({ ctx, input, signal }) {
-      const scoped = input?.org_id
-        ? await ctx.services.orgScopes.enter(ctx.caller, input.org_id)
-        : { caller: ctx.caller, orgId: ctx.req.orgId };
       const events = ctx.services.taskEvents;
       const sub = await events.open(
-        scoped.caller,
-        { taskId: input?.task_id, orgId: scoped.orgId, lastEventId: input?.lastEventId ?? undefined },
+        ctx.caller,
+        {
+          taskId: input?.task_id,
+          org: input?.org_id,
+          orgId: ctx.req.orgId,
+          lastEventId: input?.lastEventId ?? undefined,
+        },
         'trpc',
       );
       signal?.addEventListener('abort', () => sub.close(), { once: true });
