@@ -24,7 +24,7 @@ import { OAuthService } from '../routers/oauth/service.ts';
 import { StateSigner } from '../routers/oauth/state.ts';
 import { OrganizationService } from '../routers/organizations/service.ts';
 import { ORGS_CHANNEL, OrgScopes } from '../routers/organizations/scope.ts';
-import { PermissionCatalogue } from '../routers/permissions/catalogue.ts';
+import { PermissionCatalogue } from '../routers/permissions/service.ts';
 import { RoleService } from '../routers/roles/service.ts';
 import { declareCoreSettings } from '../routers/settings/definitions.ts';
 import { SettingsService } from '../routers/settings/service.ts';
@@ -124,9 +124,6 @@ async function assemble(
   declareCoreSettings(registry);
   const logSinks = createLogSinks(db, config.server.file_upload_path);
   declareEngineSettings(registry, logSinks);
-  const settings = new SettingsService(db, feed, registry);
-  await settings.start();
-
   const metrics = createMetrics();
   registerDatabaseMetrics(metrics.registry, db);
   const geo = await openGeoIp(config.server.geoip_db_path);
@@ -138,6 +135,8 @@ async function assemble(
     },
     geo,
   );
+  const settings = new SettingsService(db, feed, registry, audit);
+  await settings.start();
   const jwtSecret =
     config.jwt.secret ?? (await getOrCreateSecret(db, 'jwt_secret', randomBytes(48).toString('base64url')));
   const hasher = new PasswordHasher(config.security.scrypt_cost);
@@ -184,6 +183,7 @@ async function assemble(
     db,
     feed,
     auth,
+    orgScopes,
     hub: new TaskEventHub(db, feed, logger),
     registry: metrics.registry,
     logger,

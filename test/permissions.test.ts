@@ -14,7 +14,7 @@ import {
   UNKNOWN_ID,
 } from './support/identity.ts';
 
-// The documented permission codes plus the identity catalogue (routers/permissions/catalogue.ts).
+// The documented permission codes plus the identity catalogue (routers/permissions/service.ts).
 const EXPECTED_CODES = [
   'user:create',
   'system:settings:view',

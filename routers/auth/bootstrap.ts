@@ -11,7 +11,7 @@ import {
   setPasswordHash,
   unlockUser,
 } from '../../db/repositories/users.ts';
-import type { PermissionCatalogue } from '../permissions/catalogue.ts';
+import type { PermissionCatalogue } from '../permissions/service.ts';
 import { ADMIN_ROLE } from './identity.ts';
 import type { PasswordHasher } from './password-hash.ts';
 

@@ -1,23 +1,17 @@
-import { z } from 'zod';
-import { fieldError } from '../../lib/errors.ts';
 import { translate } from '../../lib/messages/index.ts';
-import { messageOutput, noInput, timestamp, uuidString } from '../common/schemas.ts';
+import { messageOutput, noInput } from '../common/schemas.ts';
 import { authedProcedure, publicProcedure, router } from '../common/trpc.ts';
-import { userSchema } from '../users/schemas.ts';
+import {
+  changePasswordInput,
+  confirmPasswordResetInput,
+  currentUserSchema,
+  loginInput,
+  loginOutput,
+  requestPasswordResetInput,
+  tokenSchema,
+} from './schemas.ts';
 
 const tags = ['Authentication'];
-
-const meSchema = userSchema
-  .extend({
-    permissions: z.array(z.string()),
-    roles: z.array(z.object({ id: uuidString, name: z.string(), permissions: z.array(z.string()) })),
-  })
-  .meta({ id: 'CurrentUser' });
-
-const tokenSchema = z.object({ token: z.string(), expires_at: timestamp });
-/** A completed login's answer (password, MFA or OAuth). */
-export const loginResult = tokenSchema.extend({ user: userSchema }).meta({ id: 'LoginResult' });
-const mfaChallenge = z.object({ mfa_required: z.literal(true), mfa_token: z.string() }).meta({ id: 'MfaChallenge' });
 
 export const authRouter = router({
   login: publicProcedure
@@ -32,24 +26,9 @@ export const authRouter = router({
           'Answers a token for the `Authorization: Bearer` header, its expiry and the user. A user with MFA first gets `{mfa_required, mfa_token}` and an emailed code; a second call with `mfa_token` and `mfa_code` completes the login. Wrong credentials → 401 E4011; consecutive failures lock the account for a while (settings `login_failure_attempts`, `login_failure_lockout_minutes`), and a disabled or locked account is reported only after a correct password. Limited per client IP and username (`rate_limit.login_per_minute`).',
       },
     })
-    .input(
-      z.object({
-        username: z.string().min(1).max(255).optional(),
-        password: z.string().min(1).max(1024).optional(),
-        mfa_token: z.string().min(1).max(255).optional(),
-        mfa_code: z.string().min(1).max(32).optional(),
-      }),
-    )
-    .output(z.union([loginResult, mfaChallenge]))
-    .mutation(({ ctx, input }) => {
-      if (input.mfa_token !== undefined) {
-        if (input.mfa_code === undefined) throw fieldError('mfa_code', 'validation.required');
-        return ctx.services.auth.completeMfa(input.mfa_token, input.mfa_code, ctx.req);
-      }
-      if (input.username === undefined) throw fieldError('username', 'validation.required');
-      if (input.password === undefined) throw fieldError('password', 'validation.required');
-      return ctx.services.auth.login(input.username, input.password, ctx.req);
-    }),
+    .input(loginInput)
+    .output(loginOutput)
+    .mutation(({ ctx, input }) => ctx.services.auth.loginWith(input, ctx.req)),
 
   requestPasswordReset: publicProcedure
     .meta({
@@ -62,7 +41,7 @@ export const authRouter = router({
           'Mails a single-use link to reset the password of the user with this address. The answer is the same whether or not such a user exists, so it does not reveal accounts.',
       },
     })
-    .input(z.object({ email: z.string().min(1).max(255) }))
+    .input(requestPasswordResetInput)
     .output(messageOutput)
     .mutation(async ({ ctx, input }) => {
       await ctx.services.passwordReset.request(input.email);
@@ -80,7 +59,7 @@ export const authRouter = router({
           "Sets the password of the user the mailed token was made for and ends all of that user's sessions. An unknown, used or expired token → 400 E4001.",
       },
     })
-    .input(z.object({ token: z.string().min(1).max(255), password: z.string().min(1).max(128) }))
+    .input(confirmPasswordResetInput)
     .output(messageOutput)
     .mutation(async ({ ctx, input }) => {
       await ctx.services.passwordReset.confirm(input.token, input.password, ctx.req);
@@ -99,7 +78,7 @@ export const authRouter = router({
       },
     })
     .input(noInput)
-    .output(meSchema)
+    .output(currentUserSchema)
     .query(({ ctx }) => ctx.services.users.me(ctx.caller, () => ctx.services.permissions.codes())),
 
   logout: authedProcedure
@@ -146,7 +125,7 @@ export const authRouter = router({
           "Changes the caller's password once the old one is confirmed (a wrong one → 400 E4001) and ends all of the caller's sessions: log in again with the new password.",
       },
     })
-    .input(z.object({ old_password: z.string().min(1).max(1024), new_password: z.string().min(1).max(128) }))
+    .input(changePasswordInput)
     .output(messageOutput)
     .mutation(async ({ ctx, input }) => {
       await ctx.services.users.changeOwnPassword(input.old_password, input.new_password, {

@@ -10,7 +10,7 @@ import {
   unlockUser,
   type UserWithRoles,
 } from '../../db/repositories/users.ts';
-import { InvalidUserError, UnauthorizedError } from '../../lib/errors.ts';
+import { fieldError, InvalidUserError, UnauthorizedError } from '../../lib/errors.ts';
 import { andThen, type MaybePromise } from '../../lib/maybe-async.ts';
 import type { AuditWriter } from '../audit/writer.ts';
 import type { Mailer } from '../mail/mailer.ts';
@@ -27,6 +27,7 @@ import {
   type IdentityStore,
 } from './identity.ts';
 import type { PasswordHasher } from './password-hash.ts';
+import type { LoginInput } from './schemas.ts';
 import type { TokenClaims, TokenSigner } from './tokens.ts';
 
 const TOUCH_EVERY_MS = 60_000;
@@ -148,6 +149,17 @@ export class AuthService {
   private claimsOf(authorization: string | undefined) {
     const match = authorization ? /^Bearer\s+(\S+)$/i.exec(authorization) : null;
     return match ? this.tokens.verify(match[1]!) : undefined;
+  }
+
+  /** `POST /auth/login`: a password login, or its MFA step when the input carries `mfa_token`. */
+  loginWith(input: LoginInput, req: RequestInfo): Promise<LoginResult | MfaChallenge> {
+    if (input.mfa_token !== undefined) {
+      if (input.mfa_code === undefined) throw fieldError('mfa_code', 'validation.required');
+      return this.completeMfa(input.mfa_token, input.mfa_code, req);
+    }
+    if (input.username === undefined) throw fieldError('username', 'validation.required');
+    if (input.password === undefined) throw fieldError('password', 'validation.required');
+    return this.login(input.username, input.password, req);
   }
 
   async login(login: string, password: string, req: RequestInfo): Promise<LoginResult | MfaChallenge> {

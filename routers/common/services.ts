@@ -12,7 +12,7 @@ import type { IdempotencyKeys } from './idempotency.ts';
 import type { OAuthService } from '../oauth/service.ts';
 import type { OrganizationService } from '../organizations/service.ts';
 import type { OrgScopes } from '../organizations/scope.ts';
-import type { PermissionCatalogue } from '../permissions/catalogue.ts';
+import type { PermissionCatalogue } from '../permissions/service.ts';
 import type { RoleService } from '../roles/service.ts';
 import type { ScheduleService } from '../schedules/service.ts';
 import type { SettingsService } from '../settings/service.ts';

@@ -1,6 +1,5 @@
-import { z } from 'zod';
-import { timestamp } from '../common/schemas.ts';
 import { authedProcedure, router } from '../common/trpc.ts';
+import { signedFileSchema, signFileInput } from './schemas.ts';
 
 /**
  * For typed clients on /trpc. REST clients use `GET /api/files/{fileKey}?method=sign` (a plain Fastify
@@ -8,8 +7,8 @@ import { authedProcedure, router } from '../common/trpc.ts';
  */
 export const filesRouter = router({
   sign: authedProcedure
-    .input(z.object({ fileKey: z.string().min(1).max(64) }))
-    .output(z.object({ url: z.string(), expires_at: timestamp }))
+    .input(signFileInput)
+    .output(signedFileSchema)
     .query(async ({ ctx, input }) =>
       ctx.services.files.sign(await ctx.services.files.forCaller(ctx.caller, input.fileKey)),
     ),

@@ -1,7 +1,6 @@
-import { z } from 'zod';
-import { loginResult } from '../auth/router.ts';
+import { loginResult } from '../auth/schemas.ts';
 import { publicProcedure, router } from '../common/trpc.ts';
-import { callbackParams, providerName, providerSchema } from './schemas.ts';
+import { oauthCallbackInput, providerList } from './schemas.ts';
 import { noInput } from '../common/schemas.ts';
 
 const tags = ['Authentication'];
@@ -21,7 +20,7 @@ export const oauthRouter = router({
       },
     })
     .input(noInput)
-    .output(z.array(providerSchema))
+    .output(providerList)
     .query(({ ctx }) => ctx.services.oauth.list()),
 
   callback: publicProcedure
@@ -36,7 +35,7 @@ export const oauthRouter = router({
           "For a single-page app that receives the provider's redirect itself: checks the signed state, exchanges the code with the provider and logs the matching account in (README, OAuth login). A bad state → 400 E4001; a refused login or no account for it → 401 E4011; the provider unreachable → 503 E5031.",
       },
     })
-    .input(callbackParams.extend({ name: providerName }))
+    .input(oauthCallbackInput)
     .output(loginResult)
     .mutation(({ ctx, input }) => {
       const { name, ...params } = input;

@@ -40,6 +40,8 @@ export const providerSchema = z
   .object({ name: z.string(), display_name: z.string(), icon_url: z.string().nullable() })
   .meta({ id: 'OAuthProvider' });
 
+export const providerList = z.array(providerSchema);
+
 export const providerName = z.string().min(1).max(64);
 
 /**
@@ -54,3 +56,5 @@ export const callbackParams = z.object({
   iss: z.string().min(1).max(2048).optional(),
 });
 export type CallbackParams = z.infer<typeof callbackParams>;
+/** A single-page app posts the provider's answer with the provider's name from the path. */
+export const oauthCallbackInput = callbackParams.extend({ name: providerName });

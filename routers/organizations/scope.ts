@@ -4,7 +4,7 @@ import type { Database } from '../../db/database.ts';
 import { findMembership, findOrganization } from '../../db/repositories/organizations.ts';
 import { fieldError, ForbiddenError, NotFoundError } from '../../lib/errors.ts';
 import { ROLES_CHANNEL } from '../auth/identity.ts';
-import type { PermissionCatalogue } from '../permissions/catalogue.ts';
+import type { PermissionCatalogue } from '../permissions/service.ts';
 import type { Caller } from '../common/context.ts';
 import { FeedCache } from '../common/feed-cache.ts';
 

@@ -1,6 +1,5 @@
-import { z } from 'zod';
 import { requirePermission, router } from '../common/trpc.ts';
-import { permissionSchema } from './catalogue.ts';
+import { permissionList } from './schemas.ts';
 import { noInput } from '../common/schemas.ts';
 
 export const permissionsRouter = router({
@@ -16,6 +15,6 @@ export const permissionsRouter = router({
       },
     })
     .input(noInput)
-    .output(z.array(permissionSchema))
+    .output(permissionList)
     .query(({ ctx }) => ctx.services.permissions.list()),
 });

@@ -17,7 +17,7 @@ import { writeUnique } from '../../db/unique-write.ts';
 import { BadRequestError, fieldError, NotFoundError } from '../../lib/errors.ts';
 import type { AuditAction, AuditWriter } from '../audit/writer.ts';
 import { isAdminRole, ROLES_CHANNEL, type IdentityStore } from '../auth/identity.ts';
-import type { PermissionCatalogue } from '../permissions/catalogue.ts';
+import type { PermissionCatalogue } from '../permissions/service.ts';
 import type { Actor } from '../common/context.ts';
 import { cachedListPage, type FeedCache } from '../common/feed-cache.ts';
 import { assertMayChange, assertMayGrant } from './guards.ts';

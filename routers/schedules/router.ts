@@ -1,7 +1,6 @@
-import { z } from 'zod';
 import { taskSchema } from '../tasks/schemas.ts';
 import { requirePermission, router } from '../common/trpc.ts';
-import { scheduleIdInput, scheduleSchema, toggleInput } from './schemas.ts';
+import { scheduleIdInput, scheduleList, scheduleSchema, toggleInput } from './schemas.ts';
 import { noInput } from '../common/schemas.ts';
 
 const tags = ['Task schedules'];
@@ -19,7 +18,7 @@ export const schedulesRouter = router({
       },
     })
     .input(noInput)
-    .output(z.array(scheduleSchema))
+    .output(scheduleList)
     .query(({ ctx }) => ctx.services.schedules.list()),
 
   toggle: requirePermission('task:schedule:update')

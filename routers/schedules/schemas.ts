@@ -13,6 +13,7 @@ export const scheduleSchema = z
     last_run: timestamp.nullable(),
   })
   .meta({ id: 'TaskSchedule' });
+export const scheduleList = z.array(scheduleSchema);
 
 // Schedule ids are free strings defined in code.
 export const scheduleIdInput = z.object({ id: z.string().min(1).max(64) });

@@ -3,6 +3,8 @@ import type { Database } from '../../db/database.ts';
 import { readAllSettings, writeSettings } from '../../db/repositories/settings.ts';
 import { BadRequestError } from '../../lib/errors.ts';
 import type { SettingsRegistry } from '../../lib/settings-registry.ts';
+import type { AuditWriter } from '../audit/writer.ts';
+import type { Actor } from '../common/context.ts';
 
 export const SETTINGS_CHANNEL = 'settings';
 
@@ -23,6 +25,7 @@ export class SettingsService {
     private readonly db: Database,
     private readonly feed: ChangeFeed,
     readonly registry: SettingsRegistry,
+    private readonly audit: AuditWriter,
   ) {}
 
   async start(): Promise<void> {
@@ -70,11 +73,9 @@ export class SettingsService {
   /**
    * Validates the whole partial map first; saves all of it or nothing. Scalars are stored in their canonical
    * spelling (" 20 " → "20", "TRUE" → "true") so every node reads back what GET shows.
-   * Returns the previous and the saved value of each key.
+   * Each saved key is written to the audit log; answers the whole public map.
    */
-  async update(
-    values: Record<string, string>,
-  ): Promise<{ before: Record<string, string>; after: Record<string, string> }> {
+  async update(values: Record<string, string>, { caller, req }: Actor): Promise<Record<string, string>> {
     const before: Record<string, string> = {};
     const after: Record<string, string> = {};
     for (const [key, value] of Object.entries(values)) {
@@ -88,7 +89,20 @@ export class SettingsService {
     await writeSettings(this.db, after);
     await this.reload();
     await this.feed.publish(SETTINGS_CHANNEL);
-    return { before, after };
+    // One record per key: resource_id stays a key name (it is filtered on and has a bounded width). The values
+    // sit under before/after, not under the key's name, so the writer's secret-name masking leaves e.g.
+    // password_min_length readable; secret settings are not writable here at all.
+    for (const key of Object.keys(after).sort()) {
+      await this.audit.write({
+        action: 'update',
+        resource_type: 'setting',
+        resource_id: key,
+        actor: caller,
+        req,
+        details: { before: before[key], after: after[key] },
+      });
+    }
+    return this.publicMap();
   }
 
   onChange(handler: ChangeHandler): void {

@@ -9,6 +9,7 @@ import { ROLES_CHANNEL, SESSIONS_CHANNEL, USERS_CHANNEL } from '../auth/identity
 import type { AuthService } from '../auth/service.ts';
 import { sha256 } from '../auth/email-tokens.ts';
 import type { Caller } from '../common/context.ts';
+import type { OrgScopes } from '../organizations/scope.ts';
 import type { TaskEventHub } from './hub.ts';
 import type { Subscription } from './subscription.ts';
 
@@ -22,7 +23,9 @@ export type Transport = 'sse' | 'trpc';
 
 export interface StreamRequest {
   taskId?: string;
-  /** The organization the request acts in, already entered (X-Scope-OrgID or `org_id`). */
+  /** An organization the request names and the caller has not entered yet (`org_id`, or X-Scope-OrgID on REST). */
+  org?: string;
+  /** The organization the request already acts in (entered by the permission middleware); `org` overrides it. */
   orgId?: string;
   lastEventId?: string;
 }
@@ -71,6 +74,7 @@ export class TaskEventService {
       db: Database;
       feed: ChangeFeed;
       auth: AuthService;
+      orgScopes: OrgScopes;
       hub: TaskEventHub;
       registry: Registry;
       logger: EngineLogger;
@@ -115,8 +119,15 @@ export class TaskEventService {
     return this.deps.auth.authenticateSession(holder.user_id, holder.session_id);
   }
 
-  /** Opens a stream of the tasks the caller may see; 403 without the permission, 429 past the limit. */
-  async open(caller: Caller, req: StreamRequest, transport: Transport): Promise<Subscription> {
+  /**
+   * Opens a stream of the tasks the caller may see, within the organization the request names once the
+   * caller's membership there is checked; 403 without the permission, 429 past the limit.
+   */
+  async open(requester: Caller, req: StreamRequest, transport: Transport): Promise<Subscription> {
+    const { caller, orgId } =
+      req.org === undefined
+        ? { caller: requester, orgId: req.orgId }
+        : await this.deps.orgScopes.enter(requester, req.org);
     if (!caller.isAdmin && !caller.permissions.has(EVENTS_PERMISSION))
       throw new ForbiddenError('auth.missing_permission', { code: EVENTS_PERMISSION });
     const max = this.deps.maxStreamsPerUser;
@@ -131,7 +142,7 @@ export class TaskEventService {
     let sub: Subscription;
     try {
       sub = await this.deps.hub.open(
-        { userId: caller.isAdmin ? undefined : caller.id, orgId: req.orgId, taskId: req.taskId },
+        { userId: caller.isAdmin ? undefined : caller.id, orgId, taskId: req.taskId },
         req.lastEventId,
       );
     } catch (error) {

@@ -1,11 +1,17 @@
 import { tracked } from '@trpc/server';
-import { z } from 'zod';
 import { translate } from '../../lib/messages/index.ts';
 import { idParam, listOutput, messageOutput, noInput } from '../common/schemas.ts';
 import { authedProcedure, requirePermission, router } from '../common/trpc.ts';
 import { eventTicketSchema, taskEventsInput, type TaskEventJson } from '../task-events/schemas.ts';
 import { EVENTS_PERMISSION } from '../task-events/service.ts';
-import { listTasksInput, logBackendSchema, taskLogSchema, taskLogsInput, taskSchema } from './schemas.ts';
+import {
+  listTasksInput,
+  logBackendList,
+  recentTasksOutput,
+  taskLogSchema,
+  taskLogsInput,
+  taskSchema,
+} from './schemas.ts';
 
 const tags = ['Tasks'];
 
@@ -117,7 +123,7 @@ export const tasksRouter = router({
       },
     })
     .input(noInput)
-    .output(z.array(taskSchema))
+    .output(recentTasksOutput)
     .query(({ ctx }) => ctx.services.tasks.recent(ctx.caller, ctx.req.orgId)),
 
   eventsTicket: requirePermission(EVENTS_PERMISSION)
@@ -140,13 +146,15 @@ export const tasksRouter = router({
   events: requirePermission(EVENTS_PERMISSION)
     .input(taskEventsInput)
     .subscription(async function* ({ ctx, input, signal }) {
-      const scoped = input?.org_id
-        ? await ctx.services.orgScopes.enter(ctx.caller, input.org_id)
-        : { caller: ctx.caller, orgId: ctx.req.orgId };
       const events = ctx.services.taskEvents;
       const sub = await events.open(
-        scoped.caller,
-        { taskId: input?.task_id, orgId: scoped.orgId, lastEventId: input?.lastEventId ?? undefined },
+        ctx.caller,
+        {
+          taskId: input?.task_id,
+          org: input?.org_id,
+          orgId: ctx.req.orgId,
+          lastEventId: input?.lastEventId ?? undefined,
+        },
         'trpc',
       );
       signal?.addEventListener('abort', () => sub.close(), { once: true });
@@ -168,6 +176,6 @@ export const tasksRouter = router({
       },
     })
     .input(noInput)
-    .output(z.array(logBackendSchema))
+    .output(logBackendList)
     .query(({ ctx }) => ctx.services.tasks.logStorageBackends()),
 });

@@ -1,7 +1,9 @@
 import { z } from 'zod';
 import { paginationInput, searchInput, timestamp, uuidString } from '../common/schemas.ts';
 
-export { taskSchema } from '../../lib/task-schema.ts';
+import { taskSchema } from '../../lib/task-schema.ts';
+
+export { taskSchema };
 
 export const taskLogSchema = z
   .object({
@@ -16,3 +18,6 @@ export const taskLogSchema = z
 export const listTasksInput = searchInput;
 export const taskLogsInput = paginationInput.extend({ id: z.uuid() });
 export const logBackendSchema = z.object({ id: z.string(), name: z.string() }).meta({ id: 'LogStorageBackend' });
+export const logBackendList = z.array(logBackendSchema);
+/** The caller's recent tasks for a task indicator. */
+export const recentTasksOutput = z.array(taskSchema);

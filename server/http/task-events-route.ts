@@ -52,14 +52,15 @@ export function registerTaskEventRoutes(api: FastifyInstance, services: Services
     const q = parsed.data;
     const req = requestInfo(request);
     const events = services.taskEvents;
-    let caller = q.ticket !== undefined ? await events.redeem(q.ticket) : await services.auth.authenticate(req);
-    let orgId: string | undefined;
-    const org = req.orgHeader ?? q.org_id;
-    if (org !== undefined) ({ caller, orgId } = await services.orgScopes.enter(caller, org));
+    const caller = q.ticket !== undefined ? await events.redeem(q.ticket) : await services.auth.authenticate(req);
     const header = request.headers['last-event-id'];
     const sub = await events.open(
       caller,
-      { taskId: q.task_id, orgId, lastEventId: typeof header === 'string' ? header : q.last_event_id },
+      {
+        taskId: q.task_id,
+        org: req.orgHeader ?? q.org_id,
+        lastEventId: typeof header === 'string' ? header : q.last_event_id,
+      },
       'sse',
     );
     // The client went: the stream ends now, not at its next write.

@@ -8,7 +8,7 @@ import { openDatabase } from '../../db/database.ts';
 import { findUserByLogin } from '../../db/repositories/users.ts';
 import { ensureAdminUser, ensureSystemRoles } from '../../routers/auth/bootstrap.ts';
 import { PasswordHasher } from '../../routers/auth/password-hash.ts';
-import { PermissionCatalogue } from '../../routers/permissions/catalogue.ts';
+import { PermissionCatalogue } from '../../routers/permissions/service.ts';
 import { databaseOptions } from '../../server/database-options.ts';
 import { loadConfig } from '../../server/config/load.ts';
 

@@ -1,0 +1,35 @@
+import { z } from 'zod';
+import { timestamp, uuidString } from '../common/schemas.ts';
+import { userSchema } from '../users/schemas.ts';
+
+export const currentUserSchema = userSchema
+  .extend({
+    permissions: z.array(z.string()),
+    roles: z.array(z.object({ id: uuidString, name: z.string(), permissions: z.array(z.string()) })),
+  })
+  .meta({ id: 'CurrentUser' });
+
+export const tokenSchema = z.object({ token: z.string(), expires_at: timestamp });
+/** A completed login's answer (password, MFA or OAuth). */
+export const loginResult = tokenSchema.extend({ user: userSchema }).meta({ id: 'LoginResult' });
+const mfaChallenge = z.object({ mfa_required: z.literal(true), mfa_token: z.string() }).meta({ id: 'MfaChallenge' });
+
+/** Either username and password, or the MFA token a first call answered with the mailed code. */
+export const loginInput = z.object({
+  username: z.string().min(1).max(255).optional(),
+  password: z.string().min(1).max(1024).optional(),
+  mfa_token: z.string().min(1).max(255).optional(),
+  mfa_code: z.string().min(1).max(32).optional(),
+});
+export type LoginInput = z.infer<typeof loginInput>;
+export const loginOutput = z.union([loginResult, mfaChallenge]);
+
+export const requestPasswordResetInput = z.object({ email: z.string().min(1).max(255) });
+export const confirmPasswordResetInput = z.object({
+  token: z.string().min(1).max(255),
+  password: z.string().min(1).max(128),
+});
+export const changePasswordInput = z.object({
+  old_password: z.string().min(1).max(1024),
+  new_password: z.string().min(1).max(128),
+});

@@ -1,0 +1,11 @@
+import { z } from 'zod';
+
+export const permissionSchema = z
+  .object({
+    code: z.string().regex(/^[a-z0-9_]+(:[a-z0-9_]+){1,2}$/, 'must look like resource:action'),
+    name: z.string().min(1),
+    module: z.string().min(1),
+  })
+  .meta({ id: 'Permission' });
+export type Permission = z.infer<typeof permissionSchema>;
+export const permissionList = z.array(permissionSchema);
