@@ -251,6 +251,15 @@ for (const lane of lanes()) {
       await Promise.race([s.ended, sleep(2000).then(() => assert.fail('not closed'))]);
     });
 
+    test('a disabled user’s streams close within 2 s', async () => {
+      const u = await t.userWith(['task:list']);
+      const s = await open('', bearer(u.token));
+      assert.equal(s.status, 200);
+      const body = { status: 'disabled' };
+      assert.equal((await t.request('PUT', `/api/users/${u.id}`, { token: admin, body })).status, 200);
+      await Promise.race([s.ended, sleep(2000).then(() => assert.fail('not closed'))]);
+    });
+
     test('a session that ends (logout) closes its streams within 2 s', async () => {
       const u = await t.userWith(['task:list']);
       const s = await open('', bearer(u.token));
