@@ -1,6 +1,7 @@
 import knexFactory, { type Knex } from 'knex';
 import { KeyedLock } from '../lib/keyed-lock.ts';
 import { dialectFor, type Dialect, type Reader, type UpsertSpec } from './dialects/index.ts';
+import { compiled, runnable, type FixedRead } from './fixed-read.ts';
 import { migrateLatest, migrationsDone } from './migrate.ts';
 import { defineModels, type Models } from './models.ts';
 import type { DbLogger, DbOptions, QueryTracer } from './options.ts';
@@ -36,9 +37,9 @@ export interface Database {
   /**
    * Runs a plain read (a query of `knex`, never of a transaction) and answers its rows: on the dialect's
    * reader where it has one (SQLite), else as knex runs it. Either way knex's query events fire, so slow
-   * queries are logged and traced alike.
+   * queries are logged and traced alike. A `FixedRead` is compiled only once.
    */
-  read<T = Record<string, unknown>>(query: Knex.QueryBuilder): Promise<T[]>;
+  read<T = Record<string, unknown>>(query: Knex.QueryBuilder | FixedRead): Promise<T[]>;
   /** Writes to the tasks table, as the engine needs them (in place, or as versions: see db/tasks/store.ts). */
   readonly tasks: TaskStore;
   migrate(): Promise<void>;
@@ -120,8 +121,8 @@ function traceQueries(knex: Knex, tracer: QueryTracer, dialect: string): void {
 /** `Database.read` through `reader`, announcing the statement as knex announces its own. */
 function readWith(knex: Knex, reader: Reader) {
   let reads = 0;
-  return async <T>(query: Knex.QueryBuilder): Promise<T[]> => {
-    const { sql, bindings } = query.toSQL();
+  return async <T>(query: Knex.QueryBuilder | FixedRead): Promise<T[]> => {
+    const { sql, bindings } = compiled(query);
     const event = { __knexQueryUid: `read-${++reads}`, sql, bindings };
     knex.emit('query', event);
     let rows: T[];
@@ -192,13 +193,13 @@ export function openDatabase(options: DbOptions, logger: DbLogger, tracer?: Quer
     : (state.versions ??= new TaskVersions(logger)).attach(table);
   // Opened at the first read: the database file exists by then (migrations ran).
   let reader: Reader | undefined;
-  let readThrough: (<T>(query: Knex.QueryBuilder) => Promise<T[]>) | undefined;
+  let readThrough: (<T>(query: Knex.QueryBuilder | FixedRead) => Promise<T[]>) | undefined;
   const db: Database = {
     knex,
-    read<T>(query: Knex.QueryBuilder): Promise<T[]> {
+    read<T>(query: Knex.QueryBuilder | FixedRead): Promise<T[]> {
       if (!readThrough) {
         reader = dialect.openReader?.(options);
-        readThrough = reader ? readWith(knex, reader) : async (q) => (await q) as never;
+        readThrough = reader ? readWith(knex, reader) : async (q) => (await runnable(q)) as never;
       }
       return readThrough<T>(query);
     },
