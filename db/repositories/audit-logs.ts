@@ -1,6 +1,7 @@
 import type { Database } from '../database.ts';
 import { countOf } from '../counts.ts';
 import { isoFromDb } from '../dialects/index.ts';
+import { pageWindow } from '../page-window.ts';
 
 export interface AuditRecord {
   id: string;
@@ -47,13 +48,14 @@ export async function listAuditRecords(
   if (f.end_time) q.where('created_at', '<=', db.dialect.toDbTime(f.end_time) as string);
   const total = await countOf(db, q);
   const rows = await db.read(
-    q
-      .orderBy([
+    pageWindow(
+      q.orderBy([
         { column: 'created_at', order: 'desc' },
         { column: 'id', order: 'desc' },
-      ])
-      .offset(offset)
-      .limit(limit),
+      ]),
+      offset,
+      limit,
+    ),
   );
   return {
     total,

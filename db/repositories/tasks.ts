@@ -2,6 +2,7 @@ import type { Database } from '../database.ts';
 import { taskFromDb, type TaskRow } from '../tasks/row.ts';
 import { isoFromDb, type Dialect } from '../dialects/index.ts';
 import { countLiveRows, countOf } from '../counts.ts';
+import { pageWindow } from '../page-window.ts';
 import { whereContains } from '../where-contains.ts';
 
 /**
@@ -85,13 +86,7 @@ export async function listTasks(
   if (f.orgId) q.where('org_id', f.orgId);
   if (f.search) whereContains(q, ['type'], f.search, ['id']);
   const total = f.creatorId || f.orgId || f.search ? await countOf(db, q) : await countLiveRows(db, db.t.tasks);
-  const rows = await db.read(
-    q
-      .select(LISTED_COLUMNS)
-      .orderBy([...newestFirst])
-      .offset(offset)
-      .limit(limit),
-  );
+  const rows = await db.read(pageWindow(q.select(LISTED_COLUMNS).orderBy([...newestFirst]), offset, limit));
   return { rows: rows.map(listedTaskFromDb), total };
 }
 
@@ -112,12 +107,7 @@ export async function listRecentUserTasks(
       w.whereIn('status', ['pending', 'running']).orWhere('finished_at', '>=', db.dialect.toDbTime(since) as string),
     );
   if (orgId) q.where('org_id', orgId);
-  const rows = await db.read(
-    q
-      .select(LISTED_COLUMNS)
-      .orderBy([...newestFirst])
-      .limit(limit),
-  );
+  const rows = await db.read(pageWindow(q.select(LISTED_COLUMNS).orderBy([...newestFirst]), 0, limit));
   return rows.map(listedTaskFromDb);
 }
 
