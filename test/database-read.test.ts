@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { FixedRead } from '../db/fixed-read.ts';
+import { pageWindow } from '../db/page-window.ts';
 import { lanes, startConsole } from './support/harness.ts';
 
 for (const lane of lanes()) {
@@ -23,6 +25,41 @@ for (const lane of lanes()) {
         db.knex.off('query', started).off('query-response', answered);
         assert.deepEqual(read, await query());
         assert.deepEqual(events, ['query', 'query-response'], 'slow-query logging and tracing see the read');
+      } finally {
+        await t.close();
+      }
+    });
+
+    test('a fixed read is compiled once yet answers the rows of each run', async () => {
+      const t = await startConsole(lane);
+      try {
+        const { db } = t.c;
+        const query = db.knex(db.t.secrets).count({ n: '*' });
+        let compiles = 0;
+        const toSQL = query.toSQL.bind(query);
+        query.toSQL = (() => (compiles++, toSQL())) as typeof query.toSQL;
+        const fixed = new FixedRead(query);
+        const count = async () => Number((await db.read<{ n: unknown }>(fixed))[0]!.n);
+        const before = await count();
+        await db
+          .knex(db.t.secrets)
+          .insert({ name: 'fixed_read_test', value: 'x', created_at: db.dialect.toDbTime(new Date()) });
+        assert.equal(await count(), before + 1, 'the second run sees the new row');
+        assert.ok(compiles <= 1, `compiled ${compiles} times`);
+      } finally {
+        await t.close();
+      }
+    });
+
+    test("a page's offset and limit are written into the statement, with the same rows as bound ones", async () => {
+      const t = await startConsole(lane);
+      try {
+        const { db } = t.c;
+        const ordered = () => db.knex(db.t.roles).select('id').orderBy('id');
+        const page = pageWindow(ordered(), 1, 2);
+        const { sql, bindings } = page.toSQL();
+        assert.deepEqual(bindings, [], sql);
+        assert.deepEqual(await db.read(page), await ordered().offset(1).limit(2));
       } finally {
         await t.close();
       }
