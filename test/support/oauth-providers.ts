@@ -1,6 +1,7 @@
 // OAuth providers for the tests, on loopback: oauth2-mock-server (auto-approving, hooks for every answer) and
 // oidc-provider (a real OpenID provider with login and consent forms), plus the headless browser that walks
-// through them (infra.md §6 and Appendix D) and addresses where nothing answers.
+// through them (the README's "OAuth login" section says how a provider is configured) and addresses where
+// nothing answers.
 import { createServer as createHttpServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import { createServer as createTcpServer, type Server as TcpServer, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
