@@ -1,3 +1,4 @@
+import type { Knex } from 'knex';
 import type { Database } from '../database.ts';
 import { taskFromDb, type TaskRow } from '../tasks/row.ts';
 import { isoFromDb, type Dialect } from '../dialects/index.ts';
@@ -90,6 +91,16 @@ export async function listTasks(
   return { rows: rows.map(listedTaskFromDb), total };
 }
 
+/** Tasks not deleted that are pending or running, or finished since `since` (settle the store first). */
+function liveOrFinishedSince(db: Database, since: Date): Knex.QueryBuilder {
+  return db
+    .knex(db.t.tasks)
+    .whereNull('deleted_at')
+    .where((w) =>
+      w.whereIn('status', ['pending', 'running']).orWhere('finished_at', '>=', db.dialect.toDbTime(since) as string),
+    );
+}
+
 /** A user's `user`-category tasks (of one organization, when given) that are pending or running, or finished since `since`; newest first. */
 export async function listRecentUserTasks(
   db: Database,
@@ -99,13 +110,7 @@ export async function listRecentUserTasks(
   orgId?: string,
 ): Promise<ListedTask[]> {
   await db.tasks.settle();
-  const q = db
-    .knex(db.t.tasks)
-    .whereNull('deleted_at')
-    .where({ creator_id: userId, category: 'user' })
-    .where((w) =>
-      w.whereIn('status', ['pending', 'running']).orWhere('finished_at', '>=', db.dialect.toDbTime(since) as string),
-    );
+  const q = liveOrFinishedSince(db, since).where({ creator_id: userId, category: 'user' });
   if (orgId) q.where('org_id', orgId);
   const rows = await db.read(pageWindow(q.select(LISTED_COLUMNS).orderBy([...newestFirst]), 0, limit));
   return rows.map(listedTaskFromDb);
@@ -122,12 +127,7 @@ export async function listCurrentTasks(
   limit: number,
 ): Promise<TaskRow[]> {
   await db.tasks.settle();
-  const q = db
-    .knex(db.t.tasks)
-    .whereNull('deleted_at')
-    .where((w) =>
-      w.whereIn('status', ['pending', 'running']).orWhere('finished_at', '>=', db.dialect.toDbTime(since) as string),
-    );
+  const q = liveOrFinishedSince(db, since);
   if (f.creatorId) q.where('creator_id', f.creatorId);
   if (f.orgId) q.where('org_id', f.orgId);
   if (f.taskId) q.where('id', f.taskId);
