@@ -12,7 +12,10 @@ export const currentUserSchema = userSchema
 export const tokenSchema = z.object({ token: z.string(), expires_at: timestamp });
 /** A completed login's answer (password, MFA or OAuth). */
 export const loginResult = tokenSchema.extend({ user: userSchema }).meta({ id: 'LoginResult' });
+export type LoginResult = z.infer<typeof loginResult>;
+/** The first step of a login with MFA by email: the code went out, the token names this login attempt. */
 const mfaChallenge = z.object({ mfa_required: z.literal(true), mfa_token: z.string() }).meta({ id: 'MfaChallenge' });
+export type MfaChallenge = z.infer<typeof mfaChallenge>;
 
 /** Either username and password, or the MFA token a first call answered with the mailed code. */
 export const loginInput = z.object({

@@ -16,7 +16,7 @@ import type { AuditWriter } from '../audit/writer.ts';
 import type { Mailer } from '../mail/mailer.ts';
 import type { SettingsService } from '../settings/service.ts';
 import type { Caller, RequestInfo } from '../common/context.ts';
-import { effectiveStatus, toUserJson, type UserJson } from '../users/schemas.ts';
+import { effectiveStatus, toUserJson } from '../users/schemas.ts';
 import { codeMatches, isLive, issueEmailToken, recipientOf, sha256 } from './email-tokens.ts';
 import {
   describe,
@@ -27,18 +27,12 @@ import {
   type IdentityStore,
 } from './identity.ts';
 import type { PasswordHasher } from './password-hash.ts';
-import type { LoginInput } from './schemas.ts';
+import type { LoginInput, LoginResult, MfaChallenge } from './schemas.ts';
 import type { TokenClaims, TokenSigner } from './tokens.ts';
 
 const TOUCH_EVERY_MS = 60_000;
 export const MFA_CODE_MINUTES = 5;
 export const MFA_MAX_ATTEMPTS = 5;
-
-export interface LoginResult {
-  token: string;
-  expires_at: string;
-  user: UserJson;
-}
 
 /**
  * How a login was made, as its audit records tell it: a password login adds nothing, an OAuth login the
@@ -49,12 +43,6 @@ export interface LoginMethod {
 }
 
 const PASSWORD: LoginMethod = {};
-
-/** The first step of a login with MFA by email: the code went out, the token names this login attempt. */
-export interface MfaChallenge {
-  mfa_required: true;
-  mfa_token: string;
-}
 
 /** Login, logout, refresh, and the per-request check of token, user and session (docs/decisions.md "Identity and access"). */
 export class AuthService {
