@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { clientNetwork } from '../server/http/client-network.ts';
 import { RateLimiter } from '../server/http/rate-limit.ts';
 import { lanes, startConsole } from './support/harness.ts';
 
@@ -15,6 +16,19 @@ describe('rate limiter windows', () => {
     assert.equal(third.remaining, 0);
     assert.equal(limiter.hit('other', 2, start + 3).allowed, true, 'keys are counted apart');
     assert.equal(limiter.hit('k', 2, start + 60_000).allowed, true, 'a new window after the reset');
+  });
+});
+
+describe('the network a client address is counted as', () => {
+  test('IPv4 as itself, IPv6 as its /64 however written, an IPv4-mapped address as its IPv4', () => {
+    assert.equal(clientNetwork('203.0.113.9'), '203.0.113.9');
+    for (const ip of ['2001:db8:1:2:3:4:5:6', '2001:DB8:1:2::9', '2001:0db8:0001:0002:ffff::1', '2001:db8:1:2::1%eth0'])
+      assert.equal(clientNetwork(ip), '2001:db8:1:2::/64', ip);
+    assert.equal(clientNetwork('2001:db8:1:3::1'), '2001:db8:1:3::/64', 'the next /64 is another network');
+    assert.equal(clientNetwork('2001:db8::'), '2001:db8:0:0::/64');
+    assert.equal(clientNetwork('::1'), '0:0:0:0::/64');
+    assert.equal(clientNetwork('::ffff:192.0.2.1'), '192.0.2.1');
+    assert.equal(clientNetwork('::ffff:c000:201'), '192.0.2.1');
   });
 });
 
@@ -75,6 +89,24 @@ for (const lane of lanes()) {
           undefined,
           'health checks are not limited',
         );
+      } finally {
+        await t.close();
+      }
+    });
+
+    test('addresses of one IPv6 /64 share a window; another /64 and an IPv4 client have their own', async () => {
+      const t = await startConsole(lane, {
+        server: { trust_proxy: true },
+        rate_limit: { enabled: true, login_per_minute: 100, global_per_minute: 3 },
+      });
+      try {
+        const from = (ip: string) => t.request('GET', '/api/users', { headers: { 'x-forwarded-for': ip } });
+        for (let i = 1; i <= 3; i++) assert.equal((await from(`2001:db8:1:2::${i}`)).status, 401);
+        const rotated = await from('2001:db8:1:2:aaaa:bbbb:cccc:dddd');
+        assert.equal(rotated.status, 429, 'a fresh address in the same /64 is the same client');
+        assert.equal(rotated.body.code, 'E4291');
+        assert.equal((await from('2001:db8:1:3::1')).headers['x-ratelimit-remaining'], '2');
+        assert.equal((await from('198.51.100.7')).headers['x-ratelimit-remaining'], '2');
       } finally {
         await t.close();
       }

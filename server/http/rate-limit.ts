@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { TooManyRequestsError } from '../../lib/errors.ts';
 import { lruCache, type Lru } from '../../lib/lru.ts';
+import { clientNetwork } from './client-network.ts';
 
 const WINDOW_MS = 60_000;
 /** Keys tracked at once; the least recently seen client is forgotten first. */
@@ -48,8 +49,9 @@ function loginName(request: FastifyRequest): string {
 }
 
 /**
- * Every `/api` and `/trpc` request counts against the caller (user when authenticated, else client
- * IP); a login also counts against client IP + username. The answer shows the tighter of the two windows.
+ * Every `/api` and `/trpc` request counts against the caller (user when authenticated, else the client's
+ * network: its IPv4 address or IPv6 /64); a login also counts against that network + username. The answer
+ * shows the tighter of the two windows.
  * Runs as a preHandler, after the body is parsed (the username is in it).
  */
 export function registerRateLimits(app: FastifyInstance, options: RateLimitOptions): void {
@@ -58,9 +60,10 @@ export function registerRateLimits(app: FastifyInstance, options: RateLimitOptio
     const path = request.url.split('?', 1)[0]!;
     if (!path.startsWith('/api/') && !path.startsWith('/trpc/')) return;
     const subject = await options.subjectOf(request.headers.authorization);
-    let shown = limiter.hit(subject ? `user:${subject}` : `ip:${request.ip}`, options.globalPerMinute);
+    const network = clientNetwork(request.ip);
+    let shown = limiter.hit(subject ? `user:${subject}` : `ip:${network}`, options.globalPerMinute);
     if (request.method === 'POST' && LOGIN_PATHS.has(path)) {
-      const login = limiter.hit(`login:${request.ip}:${loginName(request)}`, options.loginPerMinute);
+      const login = limiter.hit(`login:${network}:${loginName(request)}`, options.loginPerMinute);
       if (!login.allowed || (shown.allowed && login.remaining < shown.remaining)) shown = login;
     }
     reply.header('X-RateLimit-Limit', shown.limit);
