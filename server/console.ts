@@ -175,7 +175,7 @@ async function assemble(
     settings,
     audit,
     new FeedCache(feed, [USERS_CHANNEL, ROLES_CHANNEL], config.cache.size),
-    new FeedCache(feed, [USERS_CHANNEL], 1),
+    new FeedCache(feed, [USERS_CHANNEL, ROLES_CHANNEL], 1),
     mailer,
   );
   const auth = new AuthService(db, identities, tokens, hasher, settings, audit, mailer);

@@ -148,6 +148,42 @@ for (const lane of lanes()) {
       );
     });
 
+    test('a user search on B shows a user and a role changed on A within 2 s (B searches kept users)', async () => {
+      const marker = `kr${Date.now().toString(36)}`;
+      const role = await a.request('POST', '/api/roles', { token: adminA, body: { name: `${marker}-role` } });
+      assert.equal(role.status, 201, role.text);
+      const created = await a.request('POST', '/api/users', {
+        token: adminA,
+        body: {
+          username: `${marker}one`,
+          email: `${marker}@example.test`,
+          password: 'a-long-password-1',
+          role_ids: [role.body.data.id],
+        },
+      });
+      assert.equal(created.status, 201, created.text);
+      const found = async () =>
+        (await b.request('GET', `/api/users?search=${marker}`, { token: adminB })).body.data[0] as
+          { full_name: string; roles: { name: string }[] } | undefined;
+      await within(2000, 'new user in a search on B', async () => (await found())?.roles[0]?.name === `${marker}-role`);
+      const renamed = await a.request('PUT', `/api/users/${created.body.data.id}`, {
+        token: adminA,
+        body: { full_name: 'Renamed On A' },
+      });
+      assert.equal(renamed.status, 200, renamed.text);
+      await within(2000, 'renamed user in a search on B', async () => (await found())?.full_name === 'Renamed On A');
+      const roleRenamed = await a.request('PUT', `/api/roles/${role.body.data.id}`, {
+        token: adminA,
+        body: { name: `${marker}-renamed` },
+      });
+      assert.equal(roleRenamed.status, 200, roleRenamed.text);
+      await within(
+        2000,
+        'renamed role in a search on B',
+        async () => (await found())?.roles[0]?.name === `${marker}-renamed`,
+      );
+    });
+
     test('logout on A rejects the token on B within 2 s', async () => {
       const token = await a.login();
       assert.equal((await b.request('GET', '/api/auth/me', { token })).status, 200, 'B has the session cached');

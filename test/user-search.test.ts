@@ -1,9 +1,15 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { matchingUsers, userKeysOf } from '../routers/users/search.ts';
+import { searchPage, userKeysOf, type UserKeys } from '../routers/users/search.ts';
+
+type Row = { id: string; username_key: string; email_key: string };
+
+/** The ids of every user a search finds, in its order. */
+const matchingUsers = (keys: UserKeys<Row>, term: string) =>
+  searchPage(keys, { offset: 0, limit: Infinity, search: term }).rows.map((r) => r.id);
 
 /** What a search must find: every user whose username or email holds the term, newest (first row) first. */
-function naive(rows: { id: string; username_key: string; email_key: string }[], term: string): string[] {
+function naive(rows: Row[], term: string): string[] {
   const needle = term.toLowerCase();
   return rows.filter((r) => r.username_key.includes(needle) || r.email_key.includes(needle)).map((r) => r.id);
 }
@@ -50,4 +56,22 @@ test('a term never matches across the username and the email, nor across two use
   assert.deepEqual(matchingUsers(keys, 'x.testtest'), []);
   assert.deepEqual(matchingUsers(keys, 'x.test'), ['new', 'old']);
   assert.deepEqual(matchingUsers(keys, 'ann\u0000bob'), []);
+});
+
+test('a page holds the found users from its offset, and the total counts them all', () => {
+  const rows = Array.from({ length: 7 }, (_, i) => ({
+    id: `u${i}`,
+    username_key: `user${i}`,
+    email_key: `u${i}@x.test`,
+  }));
+  const keys = userKeysOf(rows);
+  const second = searchPage(keys, { offset: 2, limit: 2, search: 'USER' });
+  assert.deepEqual(
+    second.rows.map((r) => r.id),
+    ['u2', 'u3'],
+  );
+  assert.equal(second.total, 7);
+  assert.equal(second.rows[0], rows[2], 'a page holds the kept users themselves');
+  assert.deepEqual(searchPage(keys, { offset: 6, limit: 2, search: 'user' }).rows, [rows[6]]);
+  assert.deepEqual(searchPage(keys, { offset: 8, limit: 2, search: 'user' }), { rows: [], total: 7 });
 });

@@ -66,46 +66,62 @@ export async function listUsers(
   return { rows, total };
 }
 
-/** Every live user's id and lower-cased username and email, newest first (the order of listUsers). */
-export async function listLiveUserKeys(
-  db: Database,
-): Promise<{ id: string; username_key: string; email_key: string }[]> {
-  return (await db
-    .knex(db.t.users)
-    .whereNull('deleted_at')
-    .orderBy(newestFirst)
-    .select('id', 'username_key', 'email_key')) as { id: string; username_key: string; email_key: string }[];
-}
+/** The columns a list shows of a user, and what its status and a search need. */
+const LIVE_USER_COLUMNS = [
+  'id',
+  'username',
+  'email',
+  'username_key',
+  'email_key',
+  'full_name',
+  'avatar',
+  'status',
+  'locked_until',
+  'mfa_enabled',
+  'last_login_at',
+  'created_at',
+  'updated_at',
+] as const;
+
+/** A live user as lists show them (their roles' id and name), with the lower-cased username and email. */
+export type LiveUser = Omit<Pick<UserRow, (typeof LIVE_USER_COLUMNS)[number]>, 'username_key' | 'email_key'> & {
+  username_key: string;
+  email_key: string;
+  roles: { id: string; name: string }[];
+};
 
 /**
- * The live users of `ids` with their roles' id and name, in the order of `ids` (one removed since is left out).
- * Two plain statements, rows parsed as the model parses them: objection's graph fetch of the same took about
- * seven times as long, and a search reads one page this way per request.
+ * Every live user with their roles' id and name, newest first (the order of listUsers). Two plain statements,
+ * rows parsed as the model parses them: objection's graph fetch of the same takes several times as long.
  */
-export async function findUsersWithRoleNames(db: Database, ids: string[]): Promise<UserWithRoles[]> {
-  if (!ids.length) return [];
+export async function listLiveUsers(db: Database): Promise<LiveUser[]> {
   const { knex, t, models } = db;
   const [users, links] = await Promise.all([
-    db.read(knex(t.users).whereIn('id', ids).whereNull('deleted_at')),
+    db.read(
+      knex(t.users)
+        .whereNull('deleted_at')
+        .orderBy(newestFirst)
+        .select([...LIVE_USER_COLUMNS]),
+    ),
     db.read<{ user_id: string; id: string; name: string }>(
       knex(t.userRoles)
         .join(t.roles, `${t.roles}.id`, `${t.userRoles}.role_id`)
-        .whereIn(`${t.userRoles}.user_id`, ids)
         .orderBy(`${t.roles}.id`)
         .select(`${t.userRoles}.user_id as user_id`, `${t.roles}.id as id`, `${t.roles}.name as name`),
     ),
   ]);
   const roles = new Map<string, { id: string; name: string }[]>();
-  for (const { user_id, id, name } of links) roles.set(user_id, [...(roles.get(user_id) ?? []), { id, name }]);
-  const byId = new Map(
-    users.map((row) => [
-      row.id as string,
+  for (const { user_id, id, name } of links) {
+    const held = roles.get(user_id);
+    if (held) held.push({ id, name });
+    else roles.set(user_id, [{ id, name }]);
+  }
+  return users.map(
+    (row) =>
       Object.assign(models.User.fromDatabaseJson(row), {
         roles: roles.get(row.id as string) ?? [],
-      }) as unknown as UserWithRoles,
-    ]),
+      }) as unknown as LiveUser,
   );
-  return ids.flatMap((id) => byId.get(id) ?? []);
 }
 
 /** Which of username / email is already held by a live user (other than `exceptId`). */

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { UserWithRoles } from '../../db/repositories/users.ts';
+import type { UserRow } from '../../db/models.ts';
 import { searchInput, timestamp, uuidString } from '../common/schemas.ts';
 
 export const USERNAME = /^[A-Za-z0-9](?:[A-Za-z0-9_.-]{1,30})[A-Za-z0-9]$/;
@@ -60,7 +60,16 @@ export function effectiveStatus(u: LockFields, now = Date.now()): UserJson['stat
   return lockEndsAt(u) <= now ? 'active' : u.status;
 }
 
-export function toUserJson(u: UserWithRoles): UserJson {
+/** What a user is shown from: their row and their roles' id and name. */
+type ShownUser = LockFields &
+  Pick<
+    UserRow,
+    'id' | 'username' | 'email' | 'full_name' | 'avatar' | 'mfa_enabled' | 'last_login_at' | 'created_at' | 'updated_at'
+  > & {
+    roles?: { id: string; name: string }[];
+  };
+
+export function toUserJson(u: ShownUser): UserJson {
   return {
     id: u.id,
     username: u.username,

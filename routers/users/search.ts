@@ -1,6 +1,5 @@
 import type { Database } from '../../db/database.ts';
-import { findUsersWithRoleNames, listLiveUserKeys, type UserWithRoles } from '../../db/repositories/users.ts';
-import type { FeedCache } from '../common/feed-cache.ts';
+import { listLiveUsers, type LiveUser } from '../../db/repositories/users.ts';
 
 /** Never part of a username or an email: it parts the keys, so a term cannot match across two of them. */
 const SEPARATOR = '\u0000';
@@ -8,25 +7,29 @@ const SEPARATOR = '\u0000';
 /** The length of the pieces the index keeps; a shorter term is searched by a scan. */
 const PIECE = 3;
 
+/** What a search reads of a user: the lower-cased username and email. */
+type Keyed = { username_key: string; email_key: string };
+
 /**
- * Every live user's lower-cased username and email, newest user first: `parts[i]` holds user `ids[i]`'s two
+ * Users (`rows`, newest first) and their lower-cased username and email: `parts[i]` holds user `rows[i]`'s two
  * keys parted by SEPARATOR, `text` all parts in one string with `starts[i]` where part `i` begins, and `pieces`
- * maps each run of PIECE characters of any key to the users holding it (ascending indexes into `ids`).
+ * maps each run of PIECE characters of any key to the users holding it (ascending indexes into `rows`).
  */
-export interface UserKeys {
-  ids: string[];
+export interface UserKeys<R extends Keyed = LiveUser> {
+  rows: R[];
   parts: string[];
   starts: number[];
   text: string;
   pieces: Map<string, number[]>;
 }
 
+/** Every live user, as lists show them, with the index of their keys. */
 export async function loadUserKeys(db: Database): Promise<UserKeys> {
-  return userKeysOf(await listLiveUserKeys(db));
+  return userKeysOf(await listLiveUsers(db));
 }
 
 /** The keys of `rows` (newest first), indexed. */
-export function userKeysOf(rows: { id: string; username_key: string; email_key: string }[]): UserKeys {
+export function userKeysOf<R extends Keyed>(rows: R[]): UserKeys<R> {
   const parts = rows.map((r) => `${SEPARATOR}${r.username_key}${SEPARATOR}${r.email_key}`);
   const starts: number[] = [];
   const pieces = new Map<string, number[]>();
@@ -42,11 +45,11 @@ export function userKeysOf(rows: { id: string; username_key: string; email_key: 
       else if (users[users.length - 1] !== user) users.push(user);
     }
   });
-  return { ids: rows.map((r) => r.id), parts, starts, text: parts.join(''), pieces };
+  return { rows, parts, starts, text: parts.join(''), pieces };
 }
 
-/** The index into `ids` of the user whose keys hold text position `at`. */
-function userAt(keys: UserKeys, at: number): number {
+/** The index into `rows` of the user whose keys hold text position `at`. */
+function userAt(keys: UserKeys<Keyed>, at: number): number {
   let low = 0;
   let high = keys.starts.length - 1;
   while (low < high) {
@@ -58,7 +61,7 @@ function userAt(keys: UserKeys, at: number): number {
 }
 
 /** Users holding `needle`, by scanning every key: for terms shorter than a piece. */
-function scanned(keys: UserKeys, needle: string): number[] {
+function scanned(keys: UserKeys<Keyed>, needle: string): number[] {
   const found: number[] = [];
   for (let at = keys.text.indexOf(needle); at !== -1;) {
     const user = userAt(keys, at);
@@ -73,7 +76,7 @@ function scanned(keys: UserKeys, needle: string): number[] {
  * its rarest piece are the only candidates, and each is checked. A search reads tens of keys, not all of them
  * (a scan of 10,000 users' keys cost more than the rest of the request).
  */
-function indexed(keys: UserKeys, needle: string): number[] {
+function indexed(keys: UserKeys<Keyed>, needle: string): number[] {
   let candidates: number[] | undefined;
   for (let at = 0; at + PIECE <= needle.length; at++) {
     const users = keys.pieces.get(needle.slice(at, at + PIECE));
@@ -83,26 +86,24 @@ function indexed(keys: UserKeys, needle: string): number[] {
   return candidates!.filter((user) => keys.parts[user]!.includes(needle));
 }
 
-/** The ids of the users whose username or email contains `term` (case-insensitively), newest first. */
-export function matchingUsers(keys: UserKeys, term: string): string[] {
+/** Where in `keys.rows` the users are whose username or email contains `term` (case-insensitively), newest first. */
+function matching(keys: UserKeys<Keyed>, term: string): number[] {
   const needle = term.toLowerCase();
   if (needle.includes(SEPARATOR)) return [];
-  const users = needle.length < PIECE ? scanned(keys, needle) : indexed(keys, needle);
-  return users.map((user) => keys.ids[user]!);
+  return needle.length < PIECE ? scanned(keys, needle) : indexed(keys, needle);
 }
 
 /**
- * A page of the users a search finds. A substring match cannot use an index, and the database scanned every
- * user twice for it (count and page), milliseconds per search. The keys of the live users are kept instead,
- * in `keys` (dropped on any change to users on any node, like the pages), with an index of their pieces, and
- * searched in memory: only the page's users are read. Keys are lower-cased as stored (`username_key`,
- * `email_key`), with JavaScript's rules.
+ * A page of the users a search finds, and how many it finds. A substring match cannot use a database index,
+ * and the database scanned every user twice for it (count and page), milliseconds per search. The live users
+ * are kept instead, as lists show them (dropped on any change to users or roles on any node, like the pages),
+ * with an index of the pieces of their keys, and searched in memory: a search reads no database at all.
+ * Keys are lower-cased as stored (`username_key`, `email_key`), with JavaScript's rules.
  */
-export async function searchUsers(
-  db: Database,
-  keys: FeedCache<UserKeys>,
+export function searchPage<R extends Keyed>(
+  keys: UserKeys<R>,
   q: { offset: number; limit: number; search: string },
-): Promise<{ rows: UserWithRoles[]; total: number }> {
-  const ids = matchingUsers(await keys.get('live', () => loadUserKeys(db)), q.search);
-  return { rows: await findUsersWithRoleNames(db, ids.slice(q.offset, q.offset + q.limit)), total: ids.length };
+): { rows: R[]; total: number } {
+  const found = matching(keys, q.search);
+  return { rows: found.slice(q.offset, q.offset + q.limit).map((user) => keys.rows[user]!), total: found.length };
 }

@@ -35,7 +35,7 @@ import { assertMayChange, userTarget } from '../roles/guards.ts';
 import type { SettingsService } from '../settings/service.ts';
 import type { Actor, Caller, RequestInfo } from '../common/context.ts';
 import { cachedPage, type FeedCache, type PageQuery } from '../common/feed-cache.ts';
-import { page } from '../common/schemas.ts';
+import { offsetOf, page } from '../common/schemas.ts';
 import {
   effectiveStatus,
   lockEndsAt,
@@ -44,7 +44,7 @@ import {
   type updateUserInput,
   type UserJson,
 } from './schemas.ts';
-import { searchUsers, type UserKeys } from './search.ts';
+import { loadUserKeys, searchPage, type UserKeys } from './search.ts';
 
 type MeJson = UserJson & { roles: { id: string; name: string; permissions: string[] }[]; permissions: string[] };
 
@@ -69,10 +69,24 @@ export class UserService {
     private readonly mailer: Mailer,
   ) {}
 
+  /**
+   * A page of users. A search's page is made anew from the kept live users each time (search.ts): searches
+   * rarely repeat, and keeping their pages would push the plain list's pages out of the cache.
+   */
   list(p: PageQuery) {
-    const load = (q: { offset: number; limit: number; search?: string }) =>
-      q.search ? searchUsers(this.db, this.keys, { ...q, search: q.search }) : listUsers(this.db, q);
-    return andThen(cachedPage(this.pages, p, load), (stored) => this.shown(stored, p));
+    const { search } = p;
+    if (search)
+      return andThen(
+        this.keys.getNow('live', () => loadUserKeys(this.db)),
+        (keys) => {
+          const found = searchPage(keys, { offset: offsetOf(p), limit: p.page_size, search });
+          return page(found.rows.map(toUserJson), found.total, p);
+        },
+      );
+    return andThen(
+      cachedPage(this.pages, p, (q) => listUsers(this.db, q)),
+      (stored) => this.shown(stored, p),
+    );
   }
 
   /**
