@@ -1,4 +1,4 @@
-import type { TaskChange } from '../db/tasks/change.ts';
+import { changeGroups, type TaskChange } from '../db/tasks/change.ts';
 import type { TaskStore } from '../db/tasks/store.ts';
 import type { EngineLogger } from './types.ts';
 
@@ -51,16 +51,31 @@ export class ChangeWriter {
     return new Promise((r) => this.idle.push(r));
   }
 
+  /**
+   * Runs `statement` with the queued changes it can take along (one group of `changeGroups`, none while
+   * retrying one at a time or with the writes in flight at their limit), so they cost no statement of their
+   * own; the changes are settled (or queued again on failure) as their own writes would be.
+   */
+  async along<T>(statement: (changes: TaskChange[]) => Promise<[boolean[], T]>): Promise<T> {
+    const all = this.queue.length <= MAX_BATCH && !this.single && this.inFlight < this.depth;
+    if (!all || !this.queue.length || changeGroups(this.queue.map((p) => p.change)).length !== 1)
+      return (await statement([]))[1];
+    return this.apply(this.queue.splice(0), statement);
+  }
+
   private pump(): void {
     while (this.queue.length && this.inFlight < this.depth)
-      void this.flush(this.queue.splice(0, this.single ? 1 : MAX_BATCH));
+      void this.apply(this.queue.splice(0, this.single ? 1 : MAX_BATCH), async (changes) => [
+        await this.store.change(changes),
+        undefined,
+      ]).catch(() => {});
     if (!this.queue.length && !this.inFlight) {
       this.single = false;
       for (const r of this.idle.splice(0)) r();
     }
   }
 
-  private async flush(batch: Pending[]): Promise<void> {
+  private async apply<T>(batch: Pending[], statement: (changes: TaskChange[]) => Promise<[boolean[], T]>): Promise<T> {
     this.inFlight++;
     // Outcomes carry the time they are written: one time per batch, so equal outcomes share one UPDATE.
     const now = new Date().toISOString();
@@ -69,27 +84,35 @@ export class ChangeWriter {
       if (change.patch.finished_at) change.patch.finished_at = now;
     }
     try {
-      const applied = await this.store.change(batch.map((p) => p.change));
+      const [applied, value] = await statement(batch.map((p) => p.change));
       batch.forEach((p, i) => p.resolve(applied[i]!));
+      return value;
     } catch (error) {
-      this.single = true;
-      const keep = batch.filter((p) => {
-        if (++p.attempts < MAX_ATTEMPTS) return true;
-        this.logger.error(
-          { err: error, task_id: p.change.id },
-          'task state could not be written; giving up (the task runs again once its lease runs out)',
-        );
-        p.resolve(false);
-        return false;
-      });
-      if (keep.length) {
-        this.logger.warn({ err: error, tasks: keep.length }, 'writing task state failed; retrying');
-        await sleep(Math.min(5000, 50 * 2 ** (keep[0]!.attempts - 1)));
-        this.queue.unshift(...keep);
-      }
+      await this.retryLater(batch, error);
+      throw error;
     } finally {
       this.inFlight--;
       this.pump();
+    }
+  }
+
+  /** A failed write goes back to the head of the queue after a backoff, until it has failed too often. */
+  private async retryLater(batch: Pending[], error: unknown): Promise<void> {
+    if (!batch.length) return;
+    this.single = true;
+    const keep = batch.filter((p) => {
+      if (++p.attempts < MAX_ATTEMPTS) return true;
+      this.logger.error(
+        { err: error, task_id: p.change.id },
+        'task state could not be written; giving up (the task runs again once its lease runs out)',
+      );
+      p.resolve(false);
+      return false;
+    });
+    if (keep.length) {
+      this.logger.warn({ err: error, tasks: keep.length }, 'writing task state failed; retrying');
+      await sleep(Math.min(5000, 50 * 2 ** (keep[0]!.attempts - 1)));
+      this.queue.unshift(...keep);
     }
   }
 }

@@ -53,14 +53,21 @@ export class Claimer {
         progress: 0,
         logBackend: core.deps.settings.get<string>(SETTING_LOG_BACKEND),
       });
-      rows = await core.store.claim({
+      const request = {
         workerId: core.workerId,
         claimId: randomUUID(),
         types,
         limit,
         leaseMs: core.config.leaseTtlMs,
         patch,
-      });
+      };
+      const { store } = core;
+      // Where the database allows, the outcomes queued meanwhile go out in the claim's statement.
+      rows = store.claimAfter
+        ? await core.writer.along((changes) =>
+            changes.length ? store.claimAfter!(request, changes) : store.claim(request).then((r) => [[], r]),
+          )
+        : await store.claim(request);
     } catch (error) {
       if (core.phase === 'running')
         core.logger.warn({ err: error }, 'claiming tasks failed; trying again at the next poll');

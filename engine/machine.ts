@@ -157,21 +157,35 @@ export function columnsFor(d: Decision, o: WriteFacts): TaskPatch {
     if (d.facts.deleted) flags.deleted_at = o.now;
     return flags;
   }
-  const base = { updated_at: o.now, cancel_requested: d.facts.cancelRequested, retry_count: d.facts.retryCount };
-  const ended = { finished_at: o.now, lease_expires_at: null };
+  // Literals rather than spreads of shared parts: a busy node builds one per finished run.
+  const { cancelRequested: cancel_requested, retryCount: retry_count } = d.facts;
+  const now = o.now;
   switch (d.status) {
     case 'running':
       // A claim takes many rows in one statement: it sets no per-row facts (the rows keep theirs).
-      return { status: 'running', started_at: o.now, updated_at: o.now, progress: 0, log_backend: o.logBackend };
+      return { status: 'running', started_at: now, updated_at: now, progress: 0, log_backend: o.logBackend };
     case 'success':
-      return { ...base, ...ended, status: 'success', progress: 100, result: o.result ?? null, error: null };
     case 'failed':
-      return { ...base, ...ended, status: 'failed', progress: o.progress, error: o.error ?? null };
-    case 'cancelled':
-      return { ...base, ...ended, status: 'cancelled', progress: o.progress, error: CANCELLED };
+    case 'cancelled': {
+      const ended: TaskPatch = {
+        updated_at: now,
+        cancel_requested,
+        retry_count,
+        finished_at: now,
+        lease_expires_at: null,
+        status: d.status,
+        progress: d.status === 'success' ? 100 : o.progress,
+        error: d.status === 'success' ? null : d.status === 'failed' ? (o.error ?? null) : CANCELLED,
+      };
+      // Failed and cancelled runs keep whatever result is stored; success stores its own.
+      if (d.status === 'success') ended.result = o.result ?? null;
+      return ended;
+    }
     case 'pending':
       return {
-        ...base,
+        updated_at: now,
+        cancel_requested,
+        retry_count,
         status: 'pending',
         progress: 0,
         result: null,

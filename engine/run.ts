@@ -3,7 +3,14 @@ import type { TaskRow } from '../db/tasks/row.ts';
 import type { ArtifactData, ArtifactStore } from './artifacts.ts';
 import type { LogEntry, LogSink } from './log-sinks.ts';
 import type { TaskFacts } from './machine.ts';
-import { toTaskJson, type EngineLogger, type LogLevel, type RunnerContext, type TaskSpan } from './types.ts';
+import {
+  toTaskJson,
+  type EngineLogger,
+  type LogLevel,
+  type RunnerContext,
+  type TaskJson,
+  type TaskSpan,
+} from './types.ts';
 
 const PROGRESS_EVERY_MS = 250;
 const LOGS_EVERY_MS = 200;
@@ -18,6 +25,15 @@ export function formatLogMessage(message: string, fields?: Record<string, unknow
     out += ` ${k}=${/[\s="\\]/.test(text ?? '') ? JSON.stringify(text) : text}`;
   }
   return out.length > MAX_MESSAGE ? `${out.slice(0, MAX_MESSAGE)}…` : out;
+}
+
+/** The payload parsed as JSON, or the raw string when it is not JSON. */
+function parsePayload(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
 }
 
 /** The writes of a running task's row, made through the engine and fenced on the run's claim. */
@@ -55,6 +71,7 @@ export class TaskRun {
   outcome: string | undefined;
   done!: Promise<void>;
 
+  private startTask: TaskJson | undefined;
   private progressTimer: NodeJS.Timeout | undefined;
   private lastProgressWrite = 0;
   private logs: LogEntry[] = [];
@@ -69,23 +86,38 @@ export class TaskRun {
     readonly deps: RunDeps,
   ) {}
 
+  /**
+   * The runner's view of the run. Its task JSON, parsed payload, signal and logger are built when first read: a
+   * short runner that reads none of them (the common no-op or fire-and-forget job) does not pay for them.
+   */
   context(): RunnerContext {
-    let payload: unknown = this.row.payload;
-    try {
-      payload = JSON.parse(this.row.payload);
-    } catch {
-      // Not JSON: the runner gets the string as is.
-    }
-    const line = (level: LogLevel) => (message: string, fields?: Record<string, unknown>) =>
-      this.log(level, message, fields);
+    const run = this;
+    let payload: { value: unknown } | undefined;
+    let log: RunnerContext['log'] | undefined;
     return {
-      task: toTaskJson(this.row),
-      payload,
-      signal: this.abort.signal,
+      get task() {
+        return run.taskAtStart();
+      },
+      get payload() {
+        payload ??= { value: parsePayload(run.row.payload) };
+        return payload.value;
+      },
+      get signal() {
+        return run.abort.signal;
+      },
+      get log() {
+        const line = (level: LogLevel) => (message: string, fields?: Record<string, unknown>) =>
+          run.log(level, message, fields);
+        return (log ??= { info: line('info'), warn: line('warn'), error: line('error') });
+      },
       progress: (n) => this.setProgress(n),
-      log: { info: line('info'), warn: line('warn'), error: line('error') },
       artifact: (name, data, contentType) => this.saveArtifact(name, data, contentType),
     };
+  }
+
+  /** The task JSON as this run started it (taken before the run's own writes change the row). */
+  private taskAtStart(): TaskJson {
+    return (this.startTask ??= toTaskJson(this.row));
   }
 
   setProgress(n: number): void {
@@ -157,6 +189,7 @@ export class TaskRun {
       throw Object.assign(new Error('the task is no longer held by this run'), { name: 'AbortError' });
     }
     // A task has one artifact: a later call (or a later attempt) replaces the earlier file.
+    this.taskAtStart();
     const previous = this.row.artifact_file_key ? await artifacts.find(this.row.artifact_file_key) : undefined;
     if (previous) await artifacts.remove([previous]);
     this.row.artifact_file_key = file.key;

@@ -8,8 +8,7 @@ import type { Knex } from 'knex';
 import type { Database } from '../db/database.ts';
 import { TaskVersions } from '../db/dialects/clickhouse/task-versions.ts';
 import { findTask } from '../db/repositories/tasks.ts';
-import type { NewTaskRow } from '../db/tasks/row.ts';
-import { openLaneDatabase, startEngineNode, until, type EngineNode } from './support/engine-node.ts';
+import { newTaskRow, openLaneDatabase, startEngineNode, until, type EngineNode } from './support/engine-node.ts';
 import { dropOwnTables, lanes, testConfig, type Lane } from './support/harness.ts';
 import { installBefore } from './support/old-install.ts';
 
@@ -56,20 +55,6 @@ async function versions(db: Database, id: string): Promise<{ status: string; ver
 /** The newest stored version, read past the task store (which would store what it buffers first). */
 async function stored(db: Database, id: string): Promise<string | undefined> {
   return ((await db.knex(db.t.tasks).where('id', id).first('status')) as { status: string } | undefined)?.status;
-}
-
-function newTask(type: string): NewTaskRow {
-  return {
-    id: randomUUID(),
-    type,
-    category: 'system',
-    payload: '{}',
-    max_retries: 0,
-    creator_id: null,
-    cron_schedule_id: null,
-    fire_key: null,
-    org_id: null,
-  };
 }
 
 const claimOf = (types: string[], limit = 10) => ({
@@ -208,7 +193,7 @@ if (lane) {
     });
 
     test('a task whose insert is answered late is claimed once', async () => {
-      const task = newTask('late_answer');
+      const task = newTaskRow('late_answer');
       afterNextInsert(node.db, async () => void (await sleep(400)));
       const inserting = node.db.tasks.insert([task], new Date());
       await sleep(150);
@@ -225,7 +210,7 @@ if (lane) {
     });
 
     test('a task created while a claim reads, or stored by an insert that failed, is still claimed', async () => {
-      const during = newTask('hidden');
+      const during = newTaskRow('hidden');
       const select = Object.getOwnPropertyDescriptor(TaskVersions.prototype, 'select')!.value as (
         ...args: unknown[]
       ) => Promise<unknown>;
@@ -241,7 +226,7 @@ if (lane) {
       } finally {
         proto.select = select;
       }
-      const lost = newTask('hidden');
+      const lost = newTaskRow('hidden');
       afterNextInsert(node.db, async () => {
         throw new Error('the answer was lost');
       });
@@ -262,7 +247,7 @@ if (lane) {
       const waiting = await node.db.tasks.claim(claimOf(['backoff'], 1));
       assert.equal(waiting.length, 0);
       await node.db.tasks.insert(
-        Array.from({ length: 150 }, () => newTask('backoff')),
+        Array.from({ length: 150 }, () => newTaskRow('backoff')),
         new Date(),
       );
       const running = await node.db.tasks.claim(claimOf(['backoff'], 150));
@@ -275,7 +260,7 @@ if (lane) {
         })),
       );
       await node.db.tasks.settle();
-      const fresh = Array.from({ length: 12 }, () => newTask('backoff'));
+      const fresh = Array.from({ length: 12 }, () => newTaskRow('backoff'));
       await node.db.tasks.insert(fresh, new Date());
       const taken = [
         ...(await node.db.tasks.claim(claimOf(['backoff']))),
@@ -285,7 +270,7 @@ if (lane) {
     });
 
     test('a change made while a store is under way is stored too, with no later change or read', async () => {
-      const [a, b] = [newTask('store_under_way'), newTask('store_under_way')];
+      const [a, b] = [newTaskRow('store_under_way'), newTaskRow('store_under_way')];
       await node.db.tasks.insert([a, b], new Date());
       await node.db.tasks.settle();
       await node.db.tasks.change([{ id: a.id, fence: { status: 'pending' }, patch: { status: 'cancelled' } }]);
@@ -303,7 +288,7 @@ if (lane) {
     });
 
     test('a store that succeeds after a failed one lets claims go on at once', async () => {
-      const task = newTask('after_failure');
+      const task = newTaskRow('after_failure');
       await node.db.tasks.insert([task], new Date());
       await node.db.tasks.settle();
       let failed!: () => void;
@@ -347,17 +332,7 @@ if (lane) {
     const db = await openLaneDatabase(database);
     const ids = Array.from({ length: 3 }, () => randomUUID());
     await db.tasks.insert(
-      ids.map((id) => ({
-        id,
-        type: 'crash_victim',
-        category: 'system',
-        payload: '{}',
-        max_retries: 0,
-        creator_id: null,
-        cron_schedule_id: null,
-        fire_key: null,
-        org_id: null,
-      })),
+      ids.map((id) => ({ ...newTaskRow('crash_victim'), id })),
       new Date(),
     );
     const child = spawn(process.execPath, ['--import', 'tsx', CHILD], {

@@ -110,6 +110,16 @@ export interface Dialect {
    */
   claim?(knex: Knex, spec: ClaimSpec): Promise<Record<string, unknown>[]>;
   /**
+   * `claim` and one other UPDATE (`change`, finished runs' outcome) in a single statement, where the engine can
+   * (PostgreSQL, through data-modifying CTEs): a busy node then sends one statement per batch of runs instead of
+   * two. Atomic: when it fails, neither took place. Answers the claimed rows and how many rows `change` updated.
+   */
+  claimAfter?(
+    knex: Knex,
+    spec: ClaimSpec,
+    change: Knex.QueryBuilder,
+  ): Promise<{ rows: Record<string, unknown>[]; changed: number }>;
+  /**
    * Refreshes the planner's statistics of a table after a burst of inserts. Without it PostgreSQL keeps
    * believing pending tasks are rare until autovacuum runs (up to a minute), sorts every pending row on each
    * claim, and the claim costs grow with the backlog.
@@ -235,10 +245,37 @@ export async function claimWithReturning(
   spec: ClaimSpec,
   lock: boolean,
 ): Promise<Record<string, unknown>[]> {
+  return (await claimStatement(knex, spec, lock)) as Record<string, unknown>[];
+}
+
+function claimStatement(knex: Knex, spec: ClaimSpec, lock: boolean): Knex.QueryBuilder {
   const ids = spec.candidates(knex(spec.table).select('id'));
   if (lock) ids.forUpdate().skipLocked();
-  return (await knex(spec.table).whereIn('id', ids).update(spec.set).returning('*')) as Record<string, unknown>[];
+  return knex(spec.table).whereIn('id', ids).update(spec.set).returning('*');
 }
+
+/**
+ * The claim and `change` as two data-modifying CTEs of one statement (PostgreSQL). The outer join keeps one row
+ * when nothing was claimed, so the change's count always comes back.
+ */
+export async function claimAfterChange(
+  knex: Knex,
+  spec: ClaimSpec,
+  change: Knex.QueryBuilder,
+): Promise<{ rows: Record<string, unknown>[]; changed: number }> {
+  const out = (await knex
+    .with('changed', change.returning('id'))
+    .with('claimed', claimStatement(knex, spec, true))
+    .select(knex.raw('claimed.*, (select count(*) from changed) as ??', [CHANGED_COUNT]))
+    .from(knex.raw('(select 1) as one'))
+    .joinRaw('left join claimed on true')) as Record<string, unknown>[];
+  const changed = Number(out[0]?.[CHANGED_COUNT] ?? 0);
+  const rows = out.filter((r) => r.id !== null);
+  for (const r of rows) delete r[CHANGED_COUNT];
+  return { rows, changed };
+}
+
+const CHANGED_COUNT = 'changed_count_';
 
 const ISO_UTC = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 

@@ -1,4 +1,6 @@
 import type { Dialect } from '../dialects/index.ts';
+import type { ClaimSpec } from '../dialects/dialect.ts';
+import { changeStatement, groupApplied, type TaskChange } from './change.ts';
 import { CLAIM_ORDER, claimable, toSql } from './predicates.ts';
 import { byRunAfter, taskFromDb, toDbPatch, type TaskPatch, type TaskRow } from './row.ts';
 import type { TaskTable } from './table.ts';
@@ -13,19 +15,40 @@ export interface ClaimRequest {
   patch: TaskPatch;
 }
 
+/** The claim statement's parts: candidates (claimable, oldest first, at most `limit`) and what they take. */
+function claimSpec(table: TaskTable, c: ClaimRequest): ClaimSpec {
+  const { knex, dialect } = table;
+  const columns = toDbPatch(table, c.patch);
+  return {
+    table: table.name,
+    candidates: (q) => toSql(table, q, claimable(c.types)).orderBy(CLAIM_ORDER).limit(c.limit),
+    set: { ...columns, worker_id: c.workerId, claim_id: c.claimId, lease_expires_at: dialect.clock(knex, c.leaseMs) },
+    mark: { status: columns.status, claim_id: c.claimId },
+  };
+}
+
 /** Takes up to `limit` claimable pending tasks of the given types, oldest first, for this worker. */
 export async function claimTasks(
   table: TaskTable,
   claim: NonNullable<Dialect['claim']>,
   c: ClaimRequest,
 ): Promise<TaskRow[]> {
-  const { knex, dialect } = table;
-  const columns = toDbPatch(table, c.patch);
-  const rows = await claim(knex, {
-    table: table.name,
-    candidates: (q) => toSql(table, q, claimable(c.types)).orderBy(CLAIM_ORDER).limit(c.limit),
-    set: { ...columns, worker_id: c.workerId, claim_id: c.claimId, lease_expires_at: dialect.clock(knex, c.leaseMs) },
-    mark: { status: columns.status, claim_id: c.claimId },
-  });
-  return rows.map(taskFromDb).sort(byRunAfter);
+  return (await claim(table.knex, claimSpec(table, c))).map(taskFromDb).sort(byRunAfter);
+}
+
+/**
+ * Applies `changes` (one group: one fence, one patch; see `changeGroups`) and claims, in one statement; answers
+ * which changes took effect and the claimed rows.
+ */
+export async function claimTasksAfter(
+  table: TaskTable,
+  claimAfter: NonNullable<Dialect['claimAfter']>,
+  c: ClaimRequest,
+  changes: TaskChange[],
+): Promise<[boolean[], TaskRow[]]> {
+  const { fence, patch } = changes[0]!;
+  const ids = changes.map((change) => change.id);
+  const { knex } = table;
+  const out = await claimAfter(knex, claimSpec(table, c), changeStatement(table, knex, ids, fence, patch));
+  return [await groupApplied(table, knex, changes, out.changed), out.rows.map(taskFromDb).sort(byRunAfter)];
 }

@@ -6,8 +6,17 @@ import type { TaskTable } from './table.ts';
  * times already in the database's form, so a batch of a thousand converts them once.
  */
 export function insertedRow(t: NewTaskRow, createdAt: unknown, runAfter: unknown): Record<string, unknown> {
+  // Every column named (no spread of `t`): a bulk create builds a thousand of these per call.
   return {
-    ...t,
+    id: t.id,
+    type: t.type,
+    category: t.category,
+    payload: t.payload,
+    max_retries: t.max_retries,
+    creator_id: t.creator_id,
+    cron_schedule_id: t.cron_schedule_id,
+    fire_key: t.fire_key,
+    org_id: t.org_id,
     status: 'pending',
     progress: 0,
     retry_count: 0,

@@ -1,6 +1,6 @@
 import type { Dialect } from '../dialects/index.ts';
 import { changeTasks, type TaskChange } from './change.ts';
-import { claimTasks, type ClaimRequest } from './claim.ts';
+import { claimTasks, claimTasksAfter, type ClaimRequest } from './claim.ts';
 import { deleteTasks } from './delete.ts';
 import { expiredLeases } from './expired.ts';
 import { heldTasks } from './held.ts';
@@ -23,6 +23,11 @@ export interface TaskStore {
   insertOnce(row: NewTaskRow & { fire_key: string }, now: Date): Promise<boolean>;
   /** Takes up to `limit` claimable pending tasks of the given types, oldest first, for this worker. */
   claim(request: ClaimRequest): Promise<TaskRow[]>;
+  /**
+   * Where the database takes both in one statement (`Dialect.claimAfter`): applies `changes`, one group of
+   * `changeGroups`, and claims; answers which changes took effect and the claimed rows. Atomic.
+   */
+  claimAfter?(request: ClaimRequest, changes: TaskChange[]): Promise<[boolean[], TaskRow[]]>;
   /** Applies fenced changes; each answer says whether its row was still in the expected state. */
   change(changes: TaskChange[]): Promise<boolean[]>;
   /** Progress of a running task, fenced on its claim; false: the run no longer holds the task. */
@@ -44,7 +49,9 @@ export interface TaskStore {
 
 /** Fenced UPDATEs in place: row locks and affected-row counts keep several nodes apart. */
 export function inPlaceTaskStore(table: TaskTable, claim: NonNullable<Dialect['claim']>): TaskStore {
+  const { claimAfter } = table.dialect;
   return {
+    ...(claimAfter && { claimAfter: (request, changes) => claimTasksAfter(table, claimAfter, request, changes) }),
     insert: (rows, now) => insertTasks(table, rows, now),
     insertOnce: (row, now) => insertTaskOnce(table, row, now),
     claim: (request) => claimTasks(table, claim, request),

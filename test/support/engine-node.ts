@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -6,6 +7,7 @@ import { Registry } from 'prom-client';
 import { startChangeFeed, type ChangeFeed } from '../../db/change-feed.ts';
 import type { Database } from '../../db/database.ts';
 import { registerDatabaseMetrics } from '../../db/metrics.ts';
+import type { NewTaskRow } from '../../db/tasks/row.ts';
 import { TaskEngine } from '../../engine/engine.ts';
 import { Scheduler } from '../../engine/scheduler.ts';
 import { createLogSinks } from '../../engine/settings.ts';
@@ -124,4 +126,19 @@ export async function until(check: () => boolean | Promise<boolean>, ms = 5000, 
     if (Date.now() > deadline) return false;
     await new Promise((r) => setTimeout(r, every));
   }
+}
+
+/** A new system task's row of `type`, for tests that insert through the task store. */
+export function newTaskRow(type: string): NewTaskRow {
+  return {
+    id: randomUUID(),
+    type,
+    category: 'system',
+    payload: '{}',
+    max_retries: 0,
+    creator_id: null,
+    cron_schedule_id: null,
+    fire_key: null,
+    org_id: null,
+  };
 }
