@@ -40,6 +40,12 @@ export interface Database {
    * queries are logged and traced alike. A `FixedRead` is compiled only once.
    */
   read<T = Record<string, unknown>>(query: Knex.QueryBuilder | FixedRead): Promise<T[]>;
+  /**
+   * A number that changes with every change committed to the database by any connection or process, where the
+   * database keeps one (SQLite); undefined elsewhere. What was read while it stays the same is still current
+   * (db/read-cache.ts).
+   */
+  dataVersion(): number | undefined;
   /** Writes to the tasks table, as the engine needs them (in place, or as versions: see db/tasks/store.ts). */
   readonly tasks: TaskStore;
   migrate(): Promise<void>;
@@ -194,14 +200,21 @@ export function openDatabase(options: DbOptions, logger: DbLogger, tracer?: Quer
   // Opened at the first read: the database file exists by then (migrations ran).
   let reader: Reader | undefined;
   let readThrough: (<T>(query: Knex.QueryBuilder | FixedRead) => Promise<T[]>) | undefined;
+  const opened = () => {
+    if (!readThrough) {
+      reader = dialect.openReader?.(options);
+      readThrough = reader ? readWith(knex, reader) : async (q) => (await runnable(q)) as never;
+    }
+    return readThrough;
+  };
   const db: Database = {
     knex,
     read<T>(query: Knex.QueryBuilder | FixedRead): Promise<T[]> {
-      if (!readThrough) {
-        reader = dialect.openReader?.(options);
-        readThrough = reader ? readWith(knex, reader) : async (q) => (await runnable(q)) as never;
-      }
-      return readThrough<T>(query);
+      return opened()<T>(query);
+    },
+    dataVersion() {
+      opened();
+      return reader?.version();
     },
     dialect,
     t,
