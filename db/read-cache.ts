@@ -20,6 +20,8 @@ interface Kept<T> {
  */
 export class ReadCache<T extends object> {
   private readonly kept: Lru<string, Kept<T>>;
+  /** The version the kept answers were last checked against. */
+  private seen?: number;
 
   constructor(
     private readonly db: Database,
@@ -35,6 +37,11 @@ export class ReadCache<T extends object> {
   get(key: string, load: () => Promise<T>, until?: (value: T) => number): MaybePromise<T> {
     const version = this.db.dataVersion();
     if (version === undefined) return load();
+    // Every kept answer is stale once the database has changed: let them all go rather than hold them.
+    if (version !== this.seen) {
+      this.kept.clear();
+      this.seen = version;
+    }
     const hit = this.kept.get(key);
     if (hit && hit.version === version && Date.now() < hit.until) return hit.value;
     return load().then((value) => {
