@@ -1,10 +1,15 @@
 import type { Knex } from 'knex';
 import type { Database } from './database.ts';
-import { FixedRead } from './fixed-read.ts';
+import { FixedRead, type PreparedRead } from './fixed-read.ts';
 
 /** How many rows `query` selects (a clone is counted; the query itself is left as it is). */
-export async function countOf(db: Database, query: Knex.QueryBuilder): Promise<number> {
-  const [row] = await db.read<{ n: number | string }>(query.clone().count({ n: '*' }));
+export function countOf(db: Database, query: Knex.QueryBuilder): Promise<number> {
+  return counted(db, query.clone().count({ n: '*' }));
+}
+
+/** The count a read answers as `n`. */
+export async function counted(db: Database, read: Knex.QueryBuilder | PreparedRead): Promise<number> {
+  const [row] = await db.read<{ n: number | string }>(read);
   return Number(row?.n ?? 0);
 }
 

@@ -1,7 +1,7 @@
 import knexFactory, { type Knex } from 'knex';
 import { KeyedLock } from '../lib/keyed-lock.ts';
 import { dialectFor, type Dialect, type Reader, type UpsertSpec } from './dialects/index.ts';
-import { compiled, runnable, type FixedRead } from './fixed-read.ts';
+import { compiled, runnable, type PreparedRead } from './fixed-read.ts';
 import { migrateLatest, migrationsDone } from './migrate.ts';
 import { defineModels, type Models } from './models.ts';
 import type { DbLogger, DbOptions, QueryTracer } from './options.ts';
@@ -37,9 +37,15 @@ export interface Database {
   /**
    * Runs a plain read (a query of `knex`, never of a transaction) and answers its rows: on the dialect's
    * reader where it has one (SQLite), else as knex runs it. Either way knex's query events fire, so slow
-   * queries are logged and traced alike. A `FixedRead` is compiled only once.
+   * queries are logged and traced alike. A `PreparedRead` (db/fixed-read.ts) is compiled once, or once per shape.
    */
-  read<T = Record<string, unknown>>(query: Knex.QueryBuilder | FixedRead): Promise<T[]>;
+  read<T = Record<string, unknown>>(query: Knex.QueryBuilder | PreparedRead): Promise<T[]>;
+  /**
+   * A number that changes with every change committed to the database by any connection or process, where the
+   * database keeps one (SQLite); undefined elsewhere. What was read while it stays the same is still current
+   * (db/read-cache.ts).
+   */
+  dataVersion(): number | undefined;
   /** Writes to the tasks table, as the engine needs them (in place, or as versions: see db/tasks/store.ts). */
   readonly tasks: TaskStore;
   migrate(): Promise<void>;
@@ -121,7 +127,7 @@ function traceQueries(knex: Knex, tracer: QueryTracer, dialect: string): void {
 /** `Database.read` through `reader`, announcing the statement as knex announces its own. */
 function readWith(knex: Knex, reader: Reader) {
   let reads = 0;
-  return async <T>(query: Knex.QueryBuilder | FixedRead): Promise<T[]> => {
+  return async <T>(query: Knex.QueryBuilder | PreparedRead): Promise<T[]> => {
     const { sql, bindings } = compiled(query);
     const event = { __knexQueryUid: `read-${++reads}`, sql, bindings };
     knex.emit('query', event);
@@ -193,15 +199,22 @@ export function openDatabase(options: DbOptions, logger: DbLogger, tracer?: Quer
     : (state.versions ??= new TaskVersions(logger)).attach(table);
   // Opened at the first read: the database file exists by then (migrations ran).
   let reader: Reader | undefined;
-  let readThrough: (<T>(query: Knex.QueryBuilder | FixedRead) => Promise<T[]>) | undefined;
+  let readThrough: (<T>(query: Knex.QueryBuilder | PreparedRead) => Promise<T[]>) | undefined;
+  const opened = () => {
+    if (!readThrough) {
+      reader = dialect.openReader?.(options);
+      readThrough = reader ? readWith(knex, reader) : async (q) => (await runnable(q)) as never;
+    }
+    return readThrough;
+  };
   const db: Database = {
     knex,
-    read<T>(query: Knex.QueryBuilder | FixedRead): Promise<T[]> {
-      if (!readThrough) {
-        reader = dialect.openReader?.(options);
-        readThrough = reader ? readWith(knex, reader) : async (q) => (await runnable(q)) as never;
-      }
-      return readThrough<T>(query);
+    read<T>(query: Knex.QueryBuilder | PreparedRead): Promise<T[]> {
+      return opened()<T>(query);
+    },
+    dataVersion() {
+      opened();
+      return reader?.version();
     },
     dialect,
     t,

@@ -211,7 +211,7 @@ async function assemble(
     permissions,
     settings,
     audit,
-    auditLogs: new AuditLogService(db),
+    auditLogs: new AuditLogService(db, config.cache.size),
     smtp,
     mailer,
     auth,

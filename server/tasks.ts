@@ -85,7 +85,7 @@ export async function assembleTasks({
     scheduler,
     services: {
       engine,
-      tasks: new TaskService(db, engine, audit),
+      tasks: new TaskService(db, engine, audit, config.cache.size),
       schedules: new ScheduleService(scheduler, audit),
       files: new FileService(engine.artifacts, fileSecret, config.server.root_url),
       userExport: new UserExportService(engine, audit),

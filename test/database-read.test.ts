@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { FixedRead } from '../db/fixed-read.ts';
+import { FixedRead, ShapedRead } from '../db/fixed-read.ts';
 import { pageWindow } from '../db/page-window.ts';
 import { lanes, startConsole } from './support/harness.ts';
 
@@ -60,6 +60,66 @@ for (const lane of lanes()) {
         const { sql, bindings } = page.toSQL();
         assert.deepEqual(bindings, [], sql);
         assert.deepEqual(await db.read(page), await ordered().offset(1).limit(2));
+      } finally {
+        await t.close();
+      }
+    });
+
+    test("a shaped read is compiled once per shape, binds each run's values and sees new rows", async () => {
+      const t = await startConsole(lane);
+      try {
+        const { db } = t.c;
+        let builds = 0;
+        const names = new ShapedRead<{ name?: string; offset: number; limit: number }>(
+          (v) => {
+            builds++;
+            const q = db.knex(db.t.secrets).select('name').where('name', 'like', 'shaped_%').orderBy('name');
+            if (v.name) q.where('name', v.name);
+            return pageWindow(q, v.offset, v.limit);
+          },
+          ['offset', 'limit'],
+        );
+        const at = db.dialect.toDbTime(new Date());
+        await db
+          .knex(db.t.secrets)
+          .insert(['shaped_a', 'shaped_b'].map((name) => ({ name, value: 'x', created_at: at })));
+        const read = async (v: { name?: string; offset: number; limit: number }) =>
+          (await db.read<{ name: string }>(names.of(v))).map((r) => r.name);
+        assert.deepEqual(await read({ name: 'shaped_a', offset: 0, limit: 10 }), ['shaped_a']);
+        assert.deepEqual(await read({ name: 'shaped_b', offset: 0, limit: 10 }), ['shaped_b'], 'its own value bound');
+        assert.deepEqual(await read({ name: undefined, offset: 0, limit: 10 }), ['shaped_a', 'shaped_b']);
+        assert.deepEqual(await read({ name: undefined, offset: 1, limit: 10 }), ['shaped_b'], 'its own window');
+        await db.knex(db.t.secrets).insert({ name: 'shaped_c', value: 'x', created_at: at });
+        assert.deepEqual(await read({ name: 'shaped_c', offset: 0, limit: 10 }), ['shaped_c'], 'a new row');
+        // Compiled once per shape (three: with a name, without, another window), however many values; where
+        // knex runs the read (database servers) it builds each run instead.
+        const compileAll = () => {
+          for (const name of ['shaped_a', 'shaped_b', 'shaped_c']) names.of({ name, offset: 0, limit: 10 }).sql();
+          for (const offset of [0, 1]) names.of({ name: undefined, offset, limit: 10 }).sql();
+        };
+        builds = 0;
+        compileAll();
+        assert.ok(builds <= 3, `built ${builds} times for three shapes`);
+        builds = 0;
+        compileAll();
+        assert.equal(builds, 0, 'every shape was compiled already');
+        names.of({ name: 'shaped_a', offset: 2, limit: 10 }).sql();
+        assert.equal(builds, 1, 'a new window is a new shape');
+      } finally {
+        await t.close();
+      }
+    });
+
+    test('a shaped read refuses a value it would transform or write into the SQL', async () => {
+      const t = await startConsole(lane);
+      try {
+        const { db } = t.c;
+        const pattern = new ShapedRead<{ term: string }>((v) =>
+          db.knex(db.t.secrets).where('name', 'like', `%${v.term}%`),
+        );
+        assert.throws(() => pattern.of({ term: 'x' }).sql(), /transformed a value/);
+        const written = new ShapedRead<{ column: string }>((v) => db.knex(db.t.secrets).select(v.column));
+        assert.throws(() => written.of({ column: 'name' }).sql(), /must bind each value/);
       } finally {
         await t.close();
       }

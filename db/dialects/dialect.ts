@@ -141,6 +141,11 @@ export interface Dialect {
 /** Runs one read statement (SQL with `?` placeholders, as knex compiles it) and answers its rows. */
 export interface Reader {
   all(sql: string, bindings: readonly unknown[]): Record<string, unknown>[];
+  /**
+   * A number that changes whenever any connection, of this process or another, commits a change to the
+   * database (SQLite's `data_version`): while it stays the same, whatever was read is still current.
+   */
+  version(): number;
   close(): void;
 }
 

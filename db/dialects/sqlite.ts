@@ -35,6 +35,8 @@ function cachePreparedStatements(conn: PreparingConnection): void {
 
 interface RawStatement {
   raw(on: true): RawStatement;
+  pluck(on: true): RawStatement;
+  get(): unknown;
   columns(): { name: string }[];
   all(bindings: unknown[]): unknown[][];
 }
@@ -73,6 +75,7 @@ function openReader(path: string): Reader {
   const statements = new Map<string, Compiled>();
   conn.pragma('query_only = ON');
   conn.pragma('busy_timeout = 5000');
+  const dataVersion = conn.prepare('PRAGMA data_version').pluck(true);
   return {
     all(sql, bindings) {
       let compiled = statements.get(sql);
@@ -84,6 +87,7 @@ function openReader(path: string): Reader {
       }
       return compiled.statement.all(bindings.map(asBinding)).map(compiled.row);
     },
+    version: () => dataVersion.get() as number,
     close: () => conn.close(),
   };
 }

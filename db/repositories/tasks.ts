@@ -2,7 +2,8 @@ import type { Knex } from 'knex';
 import type { Database } from '../database.ts';
 import { taskFromDb, type TaskRow } from '../tasks/row.ts';
 import { isoFromDb, type Dialect } from '../dialects/index.ts';
-import { countLiveRows, countOf } from '../counts.ts';
+import { countLiveRows, countOf, counted } from '../counts.ts';
+import { ShapedRead } from '../fixed-read.ts';
 import { pageWindow } from '../page-window.ts';
 import { whereContains } from '../where-contains.ts';
 
@@ -75,6 +76,51 @@ const newestFirst = [
   { column: 'id', order: 'desc' },
 ] as const;
 
+/** Tasks not deleted, of the filter's creator, organization and search term where given. */
+function filtered(db: Database, f: TaskFilter): Knex.QueryBuilder {
+  const q = db.knex(db.t.tasks).whereNull('deleted_at');
+  if (f.creatorId) q.where('creator_id', f.creatorId);
+  if (f.orgId) q.where('org_id', f.orgId);
+  if (f.search) whereContains(q, ['type'], f.search, ['id']);
+  return q;
+}
+
+const listed = (q: Knex.QueryBuilder, offset: number, limit: number) =>
+  pageWindow(q.select(LISTED_COLUMNS).orderBy([...newestFirst]), offset, limit);
+
+type Window = { offset: number; limit: number };
+type Scope = { creatorId?: string; orgId?: string };
+type Since = Scope & { userId: string; since: unknown };
+
+/** The task lists' statements on one database, compiled once per shape (a search term is matched as a pattern, built each time). */
+interface TaskReads {
+  page: ShapedRead<Scope & Window>;
+  count: ShapedRead<Scope>;
+  recent: ShapedRead<Since & Window>;
+}
+
+const reads = new WeakMap<Database, TaskReads>();
+
+function readsOf(db: Database): TaskReads {
+  let r = reads.get(db);
+  if (!r) {
+    r = {
+      page: new ShapedRead((v) => listed(filtered(db, v), v.offset, v.limit), ['offset', 'limit']),
+      count: new ShapedRead((v) => filtered(db, v).count({ n: '*' })),
+      recent: new ShapedRead(
+        (v) => {
+          const q = liveOrFinishedSince(db, v.since).where({ creator_id: v.userId, category: 'user' });
+          if (v.orgId) q.where('org_id', v.orgId);
+          return listed(q, v.offset, v.limit);
+        },
+        ['offset', 'limit'],
+      ),
+    };
+    reads.set(db, r);
+  }
+  return r;
+}
+
 export async function listTasks(
   db: Database,
   f: TaskFilter,
@@ -82,23 +128,23 @@ export async function listTasks(
   limit: number,
 ): Promise<{ rows: ListedTask[]; total: number }> {
   await db.tasks.settle();
-  const q = db.knex(db.t.tasks).whereNull('deleted_at');
-  if (f.creatorId) q.where('creator_id', f.creatorId);
-  if (f.orgId) q.where('org_id', f.orgId);
-  if (f.search) whereContains(q, ['type'], f.search, ['id']);
-  const total = f.creatorId || f.orgId || f.search ? await countOf(db, q) : await countLiveRows(db, db.t.tasks);
-  const rows = await db.read(pageWindow(q.select(LISTED_COLUMNS).orderBy([...newestFirst]), offset, limit));
-  return { rows: rows.map(listedTaskFromDb), total };
+  const scope: Scope = { creatorId: f.creatorId || undefined, orgId: f.orgId || undefined };
+  const r = readsOf(db);
+  let total: Promise<number>;
+  if (f.search) total = countOf(db, filtered(db, f));
+  else if (scope.creatorId || scope.orgId) total = counted(db, r.count.of(scope));
+  else total = countLiveRows(db, db.t.tasks);
+  const page = f.search ? listed(filtered(db, f), offset, limit) : r.page.of({ ...scope, offset, limit });
+  const n = await total;
+  return { rows: (await db.read(page)).map(listedTaskFromDb), total: n };
 }
 
-/** Tasks not deleted that are pending or running, or finished since `since` (settle the store first). */
-function liveOrFinishedSince(db: Database, since: Date): Knex.QueryBuilder {
+/** Tasks not deleted that are pending or running, or finished since `since` (a time as the database takes it). */
+function liveOrFinishedSince(db: Database, since: unknown): Knex.QueryBuilder {
   return db
     .knex(db.t.tasks)
     .whereNull('deleted_at')
-    .where((w) =>
-      w.whereIn('status', ['pending', 'running']).orWhere('finished_at', '>=', db.dialect.toDbTime(since) as string),
-    );
+    .where((w) => w.whereIn('status', ['pending', 'running']).orWhere('finished_at', '>=', since as string));
 }
 
 /** A user's `user`-category tasks (of one organization, when given) that are pending or running, or finished since `since`; newest first. */
@@ -110,10 +156,14 @@ export async function listRecentUserTasks(
   orgId?: string,
 ): Promise<ListedTask[]> {
   await db.tasks.settle();
-  const q = liveOrFinishedSince(db, since).where({ creator_id: userId, category: 'user' });
-  if (orgId) q.where('org_id', orgId);
-  const rows = await db.read(pageWindow(q.select(LISTED_COLUMNS).orderBy([...newestFirst]), 0, limit));
-  return rows.map(listedTaskFromDb);
+  const read = readsOf(db).recent.of({
+    userId,
+    orgId: orgId || undefined,
+    since: db.dialect.toDbTime(since),
+    offset: 0,
+    limit,
+  });
+  return (await db.read(read)).map(listedTaskFromDb);
 }
 
 /**
@@ -127,7 +177,7 @@ export async function listCurrentTasks(
   limit: number,
 ): Promise<TaskRow[]> {
   await db.tasks.settle();
-  const q = liveOrFinishedSince(db, since);
+  const q = liveOrFinishedSince(db, db.dialect.toDbTime(since));
   if (f.creatorId) q.where('creator_id', f.creatorId);
   if (f.orgId) q.where('org_id', f.orgId);
   if (f.taskId) q.where('id', f.taskId);

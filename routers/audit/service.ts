@@ -1,14 +1,29 @@
 import type { Database } from '../../db/database.ts';
-import { listAuditRecords } from '../../db/repositories/audit-logs.ts';
+import { ReadCache } from '../../db/read-cache.ts';
+import { listAuditRecords, type AuditRecord } from '../../db/repositories/audit-logs.ts';
 import { offsetOf, page } from '../common/schemas.ts';
 import type { ListAuditInput } from './schemas.ts';
 
-/** Reading the audit log; records are written through `AuditWriter` (writer.ts). */
+/**
+ * Reading the audit log; records are written through `AuditWriter` (writer.ts). A page is read again whenever
+ * the database has changed (db/read-cache.ts).
+ */
 export class AuditLogService {
-  constructor(private readonly db: Database) {}
+  private readonly pages: ReadCache<ReturnType<typeof page<AuditRecord>>>;
+
+  constructor(
+    private readonly db: Database,
+    cacheSize: number,
+  ) {
+    this.pages = new ReadCache(db, cacheSize);
+  }
 
   /** A page of records, newest first; acting in an organization (`orgId`), only those made in it. */
-  async list(input: ListAuditInput, orgId?: string) {
+  list(input: ListAuditInput, orgId?: string) {
+    return this.pages.get(JSON.stringify([orgId, input]), () => this.read(input, orgId));
+  }
+
+  private async read(input: ListAuditInput, orgId?: string) {
     const { rows, total } = await listAuditRecords(
       this.db,
       {

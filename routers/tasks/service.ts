@@ -1,8 +1,10 @@
 import type { Database } from '../../db/database.ts';
-import { findTask, listRecentUserTasks, listTasks } from '../../db/repositories/tasks.ts';
+import { ReadCache } from '../../db/read-cache.ts';
+import { findTask, listRecentUserTasks, listTasks, type ListedTask } from '../../db/repositories/tasks.ts';
 import type { TaskEngine } from '../../engine/engine.ts';
 import { toTaskJson, type TaskJson } from '../../engine/types.ts';
 import { NotFoundError } from '../../lib/errors.ts';
+import type { MaybePromise } from '../../lib/maybe-async.ts';
 import type { AuditAction, AuditWriter } from '../audit/writer.ts';
 import type { Actor, Caller } from '../common/context.ts';
 import { offsetOf, page, type Pagination } from '../common/schemas.ts';
@@ -12,23 +14,34 @@ const RECENT_MS = 24 * 3_600_000;
 /**
  * Tasks through the API: an administrator sees every task, anyone else the tasks they created; a request acting
  * in an organization (`orgId`, from X-Scope-OrgID) sees only that organization's. A task the caller may not
- * see answers 404 like one that does not exist. State changes go through the engine.
+ * see answers 404 like one that does not exist. State changes go through the engine. The lists are read again
+ * whenever the database has changed (db/read-cache.ts), the recent tasks also once one of them leaves the window.
  */
 export class TaskService {
+  private readonly pages: ReadCache<ReturnType<typeof page<ListedTask>>>;
+  private readonly recents: ReadCache<ListedTask[]>;
+
   constructor(
     private readonly db: Database,
     private readonly engine: TaskEngine,
     private readonly audit: AuditWriter,
-  ) {}
+    cacheSize: number,
+  ) {
+    this.pages = new ReadCache(db, cacheSize);
+    this.recents = new ReadCache(db, cacheSize);
+  }
 
-  async list(caller: Caller, p: Pagination & { search?: string }, orgId?: string) {
-    const { rows, total } = await listTasks(
-      this.db,
-      { creatorId: caller.isAdmin ? undefined : caller.id, orgId, search: p.search },
-      offsetOf(p),
-      p.page_size,
-    );
-    return page(rows, total, p);
+  list(caller: Caller, p: Pagination & { search?: string }, orgId?: string) {
+    const creatorId = caller.isAdmin ? undefined : caller.id;
+    return this.pages.get(JSON.stringify([creatorId, orgId, p.search, p.current, p.page_size]), async () => {
+      const { rows, total } = await listTasks(
+        this.db,
+        { creatorId, orgId, search: p.search },
+        offsetOf(p),
+        p.page_size,
+      );
+      return page(rows, total, p);
+    });
   }
 
   async get(caller: Caller, id: string, orgId?: string): Promise<TaskJson> {
@@ -49,9 +62,16 @@ export class TaskService {
     return this.engine.logSinks.list();
   }
 
-  /** The caller's `user` tasks that are pending or running or finished in the last 24 h (newest 10). */
-  async recent(caller: Caller, orgId?: string): Promise<TaskJson[]> {
-    return listRecentUserTasks(this.db, caller.id, new Date(Date.now() - RECENT_MS), 10, orgId);
+  /**
+   * The caller's `user` tasks that are pending or running or finished in the last 24 h (newest 10). Kept until
+   * the database changes or the first finished one of them is 24 h old: only then could time alone change them.
+   */
+  recent(caller: Caller, orgId?: string): MaybePromise<TaskJson[]> {
+    return this.recents.get(
+      JSON.stringify([caller.id, orgId]),
+      () => listRecentUserTasks(this.db, caller.id, new Date(Date.now() - RECENT_MS), 10, orgId),
+      (rows) => Math.min(...rows.map((r) => (r.finished_at ? Date.parse(r.finished_at) + RECENT_MS : Infinity))),
+    );
   }
 
   cancel(id: string, actor: Actor): Promise<TaskJson> {
