@@ -31,10 +31,10 @@ export class ReadCache<T extends object> {
   }
 
   /**
-   * The answer of `load` for `key`, read again once the database has changed or `until(answer)` (epoch ms)
-   * has passed. Answered without a promise when kept.
+   * The answer of `load` for `key`, read again once the database has changed, `until(answer)` (epoch ms) has
+   * passed, or the caller asks for a `fresh` read (and keeps what it read). Answered without a promise when kept.
    */
-  get(key: string, load: () => Promise<T>, until?: (value: T) => number): MaybePromise<T> {
+  get(key: string, load: () => Promise<T>, until?: (value: T) => number, fresh = false): MaybePromise<T> {
     const version = this.db.dataVersion();
     if (version === undefined) return load();
     // Every kept answer is stale once the database has changed: let them all go rather than hold them.
@@ -43,7 +43,7 @@ export class ReadCache<T extends object> {
       this.seen = version;
     }
     const hit = this.kept.get(key);
-    if (hit && hit.version === version && Date.now() < hit.until) return hit.value;
+    if (!fresh && hit && hit.version === version && Date.now() < hit.until) return hit.value;
     return load().then((value) => {
       this.kept.set(key, { version, value: deepFreeze(value), until: until ? until(value) : Infinity });
       return value;

@@ -59,6 +59,26 @@ for (const lane of lanes()) {
       }
     });
 
+    test('Cache-Control: no-cache reads the list again, and the answer is the same', async () => {
+      const { db } = a.c;
+      for (const [url, table] of [
+        ['/api/tasks?page_size=5', db.t.tasks],
+        ['/api/user-tasks', db.t.tasks],
+        ['/api/audit-logs?page_size=5', db.t.auditLogs],
+      ] as const) {
+        const first = await get(url);
+        const reads = await readsOf(table, async () => {
+          const res = await a.request('GET', url, {
+            token: adminA,
+            headers: { 'cache-control': 'max-age=0, no-cache' },
+          });
+          assert.equal(res.status, 200, res.text);
+          assert.deepEqual(res.body, first);
+        });
+        assert.ok(reads > 0, `${url}: read again`);
+      }
+    });
+
     test("another node's task and audit record show in the next answer, with no wait", async () => {
       const tasks = await get('/api/tasks?page_size=5');
       const recent = await get('/api/user-tasks');

@@ -17,5 +17,5 @@ export const auditRouter = router({
     })
     .input(listAuditInput)
     .output(listOutput(auditSchema))
-    .query(({ ctx, input }) => ctx.services.auditLogs.list(input, ctx.req.orgId)),
+    .query(({ ctx, input }) => ctx.services.auditLogs.list(input, ctx.req)),
 });

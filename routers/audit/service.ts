@@ -1,6 +1,7 @@
 import type { Database } from '../../db/database.ts';
 import { ReadCache } from '../../db/read-cache.ts';
 import { listAuditRecords, type AuditRecord } from '../../db/repositories/audit-logs.ts';
+import type { ListScope } from '../common/context.ts';
 import { offsetOf, page } from '../common/schemas.ts';
 import type { ListAuditInput } from './schemas.ts';
 
@@ -19,8 +20,8 @@ export class AuditLogService {
   }
 
   /** A page of records, newest first; acting in an organization (`orgId`), only those made in it. */
-  list(input: ListAuditInput, orgId?: string) {
-    return this.pages.get(JSON.stringify([orgId, input]), () => this.read(input, orgId));
+  list(input: ListAuditInput, { orgId, noCache }: ListScope = {}) {
+    return this.pages.get(JSON.stringify([orgId, input]), () => this.read(input, orgId), undefined, noCache);
   }
 
   private async read(input: ListAuditInput, orgId?: string) {

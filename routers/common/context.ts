@@ -12,9 +12,14 @@ export interface RequestInfo {
   orgId?: string;
   /** The request's trace id (W3C traceparent or generated), for error answers. */
   traceId?: string;
+  /** `Cache-Control: no-cache` was sent: lists kept while the database is unchanged are read anyway. */
+  noCache?: boolean;
   /** The `Idempotency-Key` of a POST; what it does is decided in routers/common/idempotency.ts. */
   idempotency?: IdempotencyRequest;
 }
+
+/** What a list read takes of its request: the organization it acts in, and whether a kept page may answer. */
+export type ListScope = Pick<RequestInfo, 'orgId' | 'noCache'>;
 
 /** An `Idempotency-Key` header and what the edge lets the key's check do. */
 export interface IdempotencyRequest {

@@ -31,7 +31,7 @@ export const tasksRouter = router({
     })
     .input(listTasksInput)
     .output(listOutput(taskSchema))
-    .query(({ ctx, input }) => ctx.services.tasks.list(ctx.caller, input, ctx.req.orgId)),
+    .query(({ ctx, input }) => ctx.services.tasks.list(ctx.caller, input, ctx.req)),
 
   get: requirePermission('task:view')
     .meta({
@@ -124,7 +124,7 @@ export const tasksRouter = router({
     })
     .input(noInput)
     .output(recentTasksOutput)
-    .query(({ ctx }) => ctx.services.tasks.recent(ctx.caller, ctx.req.orgId)),
+    .query(({ ctx }) => ctx.services.tasks.recent(ctx.caller, ctx.req)),
 
   eventsTicket: requirePermission(EVENTS_PERMISSION)
     .meta({

@@ -6,7 +6,7 @@ import { toTaskJson, type TaskJson } from '../../engine/types.ts';
 import { NotFoundError } from '../../lib/errors.ts';
 import type { MaybePromise } from '../../lib/maybe-async.ts';
 import type { AuditAction, AuditWriter } from '../audit/writer.ts';
-import type { Actor, Caller } from '../common/context.ts';
+import type { Actor, Caller, ListScope } from '../common/context.ts';
 import { offsetOf, page, type Pagination } from '../common/schemas.ts';
 
 const RECENT_MS = 24 * 3_600_000;
@@ -31,17 +31,22 @@ export class TaskService {
     this.recents = new ReadCache(db, cacheSize);
   }
 
-  list(caller: Caller, p: Pagination & { search?: string }, orgId?: string) {
+  list(caller: Caller, p: Pagination & { search?: string }, { orgId, noCache }: ListScope = {}) {
     const creatorId = caller.isAdmin ? undefined : caller.id;
-    return this.pages.get(JSON.stringify([creatorId, orgId, p.search, p.current, p.page_size]), async () => {
-      const { rows, total } = await listTasks(
-        this.db,
-        { creatorId, orgId, search: p.search },
-        offsetOf(p),
-        p.page_size,
-      );
-      return page(rows, total, p);
-    });
+    return this.pages.get(
+      JSON.stringify([creatorId, orgId, p.search, p.current, p.page_size]),
+      async () => {
+        const { rows, total } = await listTasks(
+          this.db,
+          { creatorId, orgId, search: p.search },
+          offsetOf(p),
+          p.page_size,
+        );
+        return page(rows, total, p);
+      },
+      undefined,
+      noCache,
+    );
   }
 
   async get(caller: Caller, id: string, orgId?: string): Promise<TaskJson> {
@@ -66,11 +71,12 @@ export class TaskService {
    * The caller's `user` tasks that are pending or running or finished in the last 24 h (newest 10). Kept until
    * the database changes or the first finished one of them is 24 h old: only then could time alone change them.
    */
-  recent(caller: Caller, orgId?: string): MaybePromise<TaskJson[]> {
+  recent(caller: Caller, { orgId, noCache }: ListScope = {}): MaybePromise<TaskJson[]> {
     return this.recents.get(
       JSON.stringify([caller.id, orgId]),
       () => listRecentUserTasks(this.db, caller.id, new Date(Date.now() - RECENT_MS), 10, orgId),
       (rows) => Math.min(...rows.map((r) => (r.finished_at ? Date.parse(r.finished_at) + RECENT_MS : Infinity))),
+      noCache,
     );
   }
 

@@ -19,5 +19,6 @@ export function requestInfo(request: FastifyRequest): RequestInfo {
     authorization: typeof h.authorization === 'string' ? h.authorization : undefined,
     orgHeader: orgHeaderOf(h['x-scope-orgid']),
     traceId: traceIdOf(request),
+    noCache: typeof h['cache-control'] === 'string' && /(^|[\s,])no-cache([\s,]|$)/i.test(h['cache-control']),
   };
 }
