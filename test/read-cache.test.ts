@@ -44,13 +44,17 @@ for (const lane of lanes()) {
       return res.body;
     };
 
+    /** The lists kept while the database is unchanged, and the table each reads. */
+    const keptLists = () =>
+      [
+        ['/api/tasks?page_size=5', a.c.db.t.tasks],
+        ['/api/user-tasks', a.c.db.t.tasks],
+        ['/api/audit-logs?page_size=5', a.c.db.t.auditLogs],
+      ] as const;
+
     test('a list asked again with nothing written is answered without a read where the database versions its changes', async () => {
       const { db } = a.c;
-      for (const [url, table] of [
-        ['/api/tasks?page_size=5', db.t.tasks],
-        ['/api/user-tasks', db.t.tasks],
-        ['/api/audit-logs?page_size=5', db.t.auditLogs],
-      ] as const) {
+      for (const [url, table] of keptLists()) {
         const first = await get(url);
         // Nothing may write between the two (a session's last use, a claim): the second read would then run.
         const reads = await readsOf(table, async () => assert.deepEqual(await get(url), first));
@@ -60,12 +64,7 @@ for (const lane of lanes()) {
     });
 
     test('Cache-Control: no-cache reads the list again, and the answer is the same', async () => {
-      const { db } = a.c;
-      for (const [url, table] of [
-        ['/api/tasks?page_size=5', db.t.tasks],
-        ['/api/user-tasks', db.t.tasks],
-        ['/api/audit-logs?page_size=5', db.t.auditLogs],
-      ] as const) {
+      for (const [url, table] of keptLists()) {
         const first = await get(url);
         const reads = await readsOf(table, async () => {
           const res = await a.request('GET', url, {
