@@ -144,11 +144,16 @@ for (const lane of lanes()) {
       let loads = 0;
       const load = async () => ({ n: ++loads });
       let until = Infinity;
-      const read = (key = 'k') => cache.get(key, load, () => until);
+      const read = (key = 'k', fresh = false) => cache.get(key, load, () => until, fresh);
       const first = await read();
       const versioned = db.dataVersion() !== undefined;
-      assert.equal(isDeepFrozen(first), versioned, 'kept answers are frozen');
-      assert.equal((await read()).n, versioned ? 1 : 2, 'kept while nothing changed');
+      assert.equal(isDeepFrozen(first), false, 'an answer just read is not frozen');
+      const again = await read();
+      assert.equal(again.n, versioned ? 1 : 2, 'kept while nothing changed');
+      assert.equal(isDeepFrozen(again), versioned, 'an answer given again is frozen');
+      assert.equal((await read(undefined, true)).n, loads, 'a fresh read runs');
+      assert.equal(loads, versioned ? 2 : 3);
+      assert.equal((await read()).n, versioned ? 1 : 4, 'and is not kept');
       await db
         .knex(db.t.secrets)
         .insert({ name: 'read_cache', value: 'x', created_at: db.dialect.toDbTime(new Date()) });

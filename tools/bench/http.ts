@@ -3,9 +3,9 @@
 // page) and the same procedure through /trpc, GET /api/auth/me and /trpc/auth.me (every page load of a frontend
 // asks for it), a user search rotating over 5,000 terms (which defeats the page cache), GET /api/tasks and
 // GET /api/audit-logs as kept while the database is unchanged and with `Cache-Control: no-cache` (read every
-// time); GET /api/tasks?page_size=10 and GET /api/user-tasks, read every time, with no task, then on a backlog
-// of 110,000 tasks (seed-task-backlog.ts); then the first rows again on ClickHouse (chdb behind the tests' HTTP
-// shim) when chdb is installed under .chdb/.
+// time); GET /api/tasks?page_size=10 and GET /api/user-tasks, read every time, with no task, with 20, then on a
+// backlog of 110,000 more (seed-task-backlog.ts); then the first rows again on ClickHouse (chdb behind the
+// tests' HTTP shim) when chdb is installed under .chdb/.
 // 50 connections, 10 s each (BENCH_SECONDS to change). Prints req/s, p50/p99, ratio to the ceiling and RSS.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
@@ -199,13 +199,16 @@ async function clickhouseRows(): Promise<Result[]> {
   }
 }
 
-/** The task lists a frontend reads, on SQLite with no task at all, then again on a backlog of 110,000 tasks. */
+/**
+ * The task lists a frontend reads, on SQLite with no task at all, with 20 (a full page, so the rows' own cost
+ * is in both), then again on a backlog of 110,000 tasks.
+ */
 const BACKLOG_TARGETS = [
   ['GET /api/tasks?page_size=10', '/api/tasks?page_size=10'],
   ['GET /api/user-tasks', '/api/user-tasks'],
 ] as const;
 
-async function backlogRows(): Promise<{ empty: Result[]; backlog: Result[] }> {
+async function backlogRows(): Promise<{ empty: Result[]; few: Result[]; backlog: Result[] }> {
   const childEnv = {
     ...env,
     BENCH_DB: join(mkdtempSync(join(tmpdir(), 'console-bench-backlog-')), 'console.db'),
@@ -224,12 +227,14 @@ async function backlogRows(): Promise<{ empty: Result[]; backlog: Result[] }> {
     return rows;
   };
   const empty = await measureAll('no tasks');
+  await seed('seed-task-backlog.js', { ...childEnv, BENCH_BACKLOG: '20' });
+  const few = await measureAll('20 tasks');
   await seed('seed-task-backlog.js', childEnv);
-  return { empty, backlog: await measureAll('110,000 tasks') };
+  return { empty, few, backlog: await measureAll('110,020 tasks') };
 }
 
-const { empty, backlog } = await backlogRows();
-const rows = [ceiling, ...(await consoleRows('sqlite')), ...empty, ...backlog, ...(await clickhouseRows())];
+const { empty, few, backlog } = await backlogRows();
+const rows = [ceiling, ...(await consoleRows('sqlite')), ...empty, ...few, ...backlog, ...(await clickhouseRows())];
 console.log(
   `\nHTTP benchmark: ${connections} connections, ${seconds} s each, 10,000 users, 2,000 tasks, 20,000 audit records\n`,
 );
@@ -273,6 +278,10 @@ console.log(
 );
 backlog.forEach((r, i) =>
   console.log(`  ${BACKLOG_TARGETS[i]![0].padEnd(45)} ${((r.rps / empty[i]!.rps) * 100).toFixed(1)}%`),
+);
+console.log('The same against 20 tasks (a full page in both, so only the table size differs):');
+backlog.forEach((r, i) =>
+  console.log(`  ${BACKLOG_TARGETS[i]![0].padEnd(45)} ${((r.rps / few[i]!.rps) * 100).toFixed(1)}%`),
 );
 const failed = rows.reduce((n, r) => n + r.non2xx + r.errors, 0);
 if (failed) {
