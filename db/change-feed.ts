@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { Database } from './database.ts';
 import type { ChangeListenerConnection } from './dialects/dialect.ts';
 import type { DbLogger } from './options.ts';
@@ -11,7 +12,11 @@ export type ChangeListener = (channel: string) => void | Promise<void>;
  * other engines are polled through a small version table.
  */
 export interface ChangeFeed {
-  publish(channel: string): Promise<void>;
+  /**
+   * Tells every node, this one included; with `othersOnly`, only the other nodes (this one acted on the change
+   * already, and hearing it again would only cost it a needless read).
+   */
+  publish(channel: string, options?: { othersOnly?: boolean }): Promise<void>;
   subscribe(listener: ChangeListener): () => void;
   close(): Promise<void>;
 }
@@ -21,6 +26,8 @@ const RELISTEN_MS = 500;
 
 export async function startChangeFeed(db: Database, logger: DbLogger, pollIntervalMs = 1000): Promise<ChangeFeed> {
   const { knex, t } = db;
+  // Pushed notices carry the sending feed's origin, so this feed skips the echo of its own (published here already).
+  const origin = randomUUID();
   const listeners = new Set<ChangeListener>();
   const known = new Map<string, string>();
   const failed = (error: unknown, channel: string) => logger.error({ err: error, channel }, 'change listener failed');
@@ -76,7 +83,11 @@ export async function startChangeFeed(db: Database, logger: DbLogger, pollInterv
   };
 
   const listen = async () => {
-    const connection = await db.dialect.listen!(db.options, knex, t.changes, emit, (error) => {
+    const heard = (payload: string) => {
+      const [channel, from] = payload.split(' ', 2);
+      if (from !== origin) emit(channel!);
+    };
+    const connection = await db.dialect.listen!(db.options, knex, t.changes, heard, (error) => {
       if (closed) return;
       // Until LISTEN holds again, other nodes' changes arrive through the version table.
       logger.warn({ err: error }, 'change feed connection lost; polling until it is back');
@@ -111,15 +122,15 @@ export async function startChangeFeed(db: Database, logger: DbLogger, pollInterv
   else startPolling();
 
   return {
-    async publish(channel) {
+    async publish(channel, options = {}) {
       await db.upsert({
         table: t.changes,
         rows: [{ channel, version: 1 }],
         key: ['channel'],
         merge: { version: knex.raw('??.?? + 1', [t.changes, 'version']) },
       });
-      emit(channel);
-      await notify?.(channel);
+      if (!options.othersOnly) emit(channel);
+      await notify?.(`${channel} ${origin}`);
     },
     subscribe(listener) {
       listeners.add(listener);

@@ -27,13 +27,17 @@ export class Notices {
     this.unsubscribe?.();
   }
 
-  /** Tells other nodes there is claimable work; coalesced so a burst of creates costs one notice. */
+  /**
+   * Tells other nodes there is claimable work; coalesced so a burst of creates costs one notice. This node woke
+   * its own claimer already, so it is not told again: a wake-up here would be an empty claim that the next
+   * create's claim then waits behind.
+   */
   announce(): void {
     if (this.announceTimer || this.core.phase === 'stopped') return;
     this.announceTimer = setTimeout(() => {
       this.announceTimer = undefined;
       this.core.deps.feed
-        .publish(TASKS_CHANNEL)
+        .publish(TASKS_CHANNEL, { othersOnly: true })
         .catch((error) => this.core.logger.warn({ err: error }, 'announcing new tasks failed'));
     }, 20);
     this.announceTimer.unref();

@@ -345,6 +345,17 @@ for (const lane of lanes()) {
       const second = await engine.create({ type, fireKey: `${type}@1` });
       assert.ok(first);
       assert.equal(second, undefined);
+      // At once, and beside tasks without a key (the key's unique index may leave those out).
+      const racing = await Promise.all([
+        engine.create({ type, fireKey: `${type}@2` }),
+        engine.create({ type, fireKey: `${type}@2` }),
+        engine.create({ type }),
+        engine.create({ type }),
+      ]);
+      assert.equal(racing.slice(0, 2).filter(Boolean).length, 1);
+      assert.ok(racing[2] && racing[3]);
+      const rows = (await node.db.knex(node.db.t.tasks).where({ type }).select('fire_key')) as { fire_key: unknown }[];
+      assert.deepEqual(rows.map((r) => r.fire_key ?? null).sort(), [`${type}@1`, `${type}@2`, null, null]);
     });
 
     test('a run whose lease cannot be renewed is aborted before the lease it last wrote runs out', async () => {

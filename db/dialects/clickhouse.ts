@@ -43,6 +43,7 @@ const pick = (row: Record<string, unknown>, columns: string[]) => Object.fromEnt
 export const clickhouseDialect: Dialect = {
   name: 'clickhouse',
   numbersRows: false,
+  indexesEveryRowVersion: false,
   backup: backupWith(
     (o) =>
       `back ClickHouse up with its BACKUP statement (BACKUP DATABASE ${o.schema} TO Disk('backups', 'console.zip')) or clickhouse-backup`,

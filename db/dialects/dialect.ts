@@ -15,6 +15,12 @@ export interface Dialect {
    * snowflake ids (beyond 2^53), so its one process numbers such rows (db/repositories/task-events.ts).
    */
   readonly numbersRows: boolean;
+  /**
+   * Whether an update that changes an indexed column adds an entry to every index of the table (PostgreSQL:
+   * such an update is never HOT), rather than only to the indexes whose columns changed. Tables whose rows
+   * change status then index only the row versions a query looks for (partial indexes; migration 010).
+   */
+  readonly indexesEveryRowVersion: boolean;
   /** Work before connecting, such as creating the SQLite file's folder. */
   prepare?(options: DbOptions): void;
   knexConfig(options: DbOptions): Knex.Config;
@@ -170,7 +176,11 @@ export interface TableDesign {
 export interface UpsertSpec {
   table: string;
   rows: Record<string, unknown>[];
-  /** The columns of the unique key rows are matched on. */
+  /**
+   * The columns of the unique key rows are matched on. Without `merge`, a row that meets a stored one on any
+   * unique key is skipped (`ON CONFLICT DO NOTHING`, as MySQL's `INSERT IGNORE`), which also holds for a
+   * partial unique index, one that `ON CONFLICT (key)` could not name without repeating its predicate.
+   */
   key: string[];
   /** What a stored row with the same key takes: these columns of the new row, or these values (raw allowed). */
   merge?: string[] | Record<string, unknown>;
@@ -214,8 +224,8 @@ export function unavailableWhen(
 
 /** Upsert for engines with unique keys: one INSERT ... ON CONFLICT statement (ON DUPLICATE KEY on MySQL). */
 async function upsertOnConflict(knex: Knex, spec: UpsertSpec): Promise<void> {
-  const insert = knex(spec.table).insert(spec.rows).onConflict(spec.key);
-  await (spec.merge ? insert.merge(spec.merge as string[]) : insert.ignore());
+  const insert = knex(spec.table).insert(spec.rows);
+  await (spec.merge ? insert.onConflict(spec.key).merge(spec.merge as string[]) : insert.onConflict().ignore());
 }
 
 async function replaceOnConflict(

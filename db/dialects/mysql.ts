@@ -27,6 +27,7 @@ const RETRY_ERRNOS = new Map<number, RetryReason>([
 export const mysqlDialect: Dialect = {
   name: 'mysql',
   numbersRows: true,
+  indexesEveryRowVersion: false,
   backup: backupWith(
     (o) =>
       `back MariaDB or MySQL up with mariadb-dump (mariadb-dump --single-transaction ${o.schema} > console.sql; mysqldump on MySQL)`,

@@ -39,6 +39,7 @@ const connectionOf = (o: DbOptions) => ({
 export const postgresDialect: Dialect = {
   name: 'postgres',
   numbersRows: true,
+  indexesEveryRowVersion: true,
   backup: backupWith(
     (o) =>
       `back PostgreSQL up with pg_dump (pg_dump --format=custom --table='${o.tablePrefix}*' --file=console.dump ${o.schema})`,

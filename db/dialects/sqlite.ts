@@ -95,6 +95,7 @@ function openReader(path: string): Reader {
 export const sqliteDialect: Dialect = {
   name: 'sqlite',
   numbersRows: true,
+  indexesEveryRowVersion: false,
   prepare: (o) => {
     if (o.path !== ':memory:') mkdirSync(dirname(o.path), { recursive: true });
   },

@@ -8,6 +8,7 @@ import { taskVersions } from './006_task_versions.ts';
 import { idempotencyKeys } from './007_idempotency_keys.ts';
 import { taskEvents } from './008_task_events.ts';
 import { taskListIndexes } from './009_task_list_indexes.ts';
+import { taskIndexEntries } from './010_task_index_entries.ts';
 
 /** Every migration in order. Add new ones at the end; never edit one that has shipped. */
 export const migrations: Migration[] = [
@@ -20,4 +21,5 @@ export const migrations: Migration[] = [
   idempotencyKeys,
   taskEvents,
   taskListIndexes,
+  taskIndexEntries,
 ];
