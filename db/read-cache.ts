@@ -9,8 +9,6 @@ interface Kept<T> {
   value: T;
   /** When the answer would change with no write at all (a window of time moving on), in epoch ms. */
   until: number;
-  /** Whether `value` was deep-frozen: done when it is first given again, not when read. */
-  frozen: boolean;
 }
 
 /**
@@ -48,15 +46,10 @@ export class ReadCache<T extends object> {
       this.seen = version;
     }
     const hit = this.kept.get(key);
-    if (hit && hit.version === version && Date.now() < hit.until) {
-      if (!hit.frozen) {
-        deepFreeze(hit.value);
-        hit.frozen = true;
-      }
-      return hit.value;
-    }
+    // Frozen when first given again, not when read (deepFreeze does nothing to a value it froze before).
+    if (hit && hit.version === version && Date.now() < hit.until) return deepFreeze(hit.value);
     return load().then((value) => {
-      this.kept.set(key, { version, value, until: until ? until(value) : Infinity, frozen: false });
+      this.kept.set(key, { version, value, until: until ? until(value) : Infinity });
       return value;
     });
   }

@@ -157,7 +157,7 @@ export function columnsFor(d: Decision, o: WriteFacts): TaskPatch {
     if (d.facts.deleted) flags.deleted_at = o.now;
     return flags;
   }
-  // Literals rather than spreads of shared parts: a busy node builds one per finished run.
+  // Literals rather than spreads of common parts: a busy node builds one per finished run.
   const { cancelRequested: cancel_requested, retryCount: retry_count } = d.facts;
   const now = o.now;
   switch (d.status) {
