@@ -49,20 +49,19 @@ const LISTED_COLUMNS = [
 export type ListedTask = Pick<TaskRow, (typeof LISTED_COLUMNS)[number]>;
 
 /**
- * A listed row as read. The bookkeeping columns are not read at all: on SQLite they made a page half as dear
- * again.
+ * A listed row as read, converted in place: the read made the object for this answer alone, and a copy of it
+ * (a spread) was a tenth of a page's own cost. The bookkeeping columns are not read at all: on SQLite they made
+ * a page half as dear again.
  */
 function listedTaskFromDb(raw: Record<string, unknown>): ListedTask {
-  return {
-    ...(raw as unknown as ListedTask),
-    progress: Number(raw.progress),
-    retry_count: Number(raw.retry_count),
-    max_retries: Number(raw.max_retries),
-    created_at: isoFromDb(raw.created_at)!,
-    updated_at: isoFromDb(raw.updated_at)!,
-    started_at: isoFromDb(raw.started_at),
-    finished_at: isoFromDb(raw.finished_at),
-  };
+  raw.progress = Number(raw.progress);
+  raw.retry_count = Number(raw.retry_count);
+  raw.max_retries = Number(raw.max_retries);
+  raw.created_at = isoFromDb(raw.created_at);
+  raw.updated_at = isoFromDb(raw.updated_at);
+  raw.started_at = isoFromDb(raw.started_at);
+  raw.finished_at = isoFromDb(raw.finished_at);
+  return raw as unknown as ListedTask;
 }
 
 export interface TaskFilter {
