@@ -1,6 +1,7 @@
 // npm run bench:engine — the task engine side by side with pg-boss and graphile-worker, in one run.
 // For each: 20,000 no-op tasks at concurrency 10 (tasks/s from the first create to the last completion),
-// then a trickle of 200 single tasks, one at a time (create→start latency p50/p99), and the heap before/after.
+// then a trickle of 200 single tasks, one at a time (create→start latency p50/p99), and the heap before/after;
+// the CPU per task of the throughput run, of the node(s) and of a database server on this host (read from /proc).
 // Console's engine runs on SQLite, PostgreSQL (in this process, and in three worker processes on one database), MariaDB
 // and ClickHouse (chdb); the other two on the same PostgreSQL.
 // PostgreSQL comes from BENCH_PG_URL or TEST_PG_URL (`eval "$(bash tools/ci/services.sh env)"` sets the latter);
@@ -16,6 +17,7 @@ import { fileURLToPath } from 'node:url';
 import type { DbOptions } from '../../db/options.ts';
 import { CHDB_PREFIX, chdbInstalled, startShim } from '../../test/support/clickhouse-shim.ts';
 import { CONCURRENCY, openConsoleNode } from './console-node.ts';
+import { cpuByProcess, cpuSecondsOf, cpuSince } from './process-cpu.ts';
 
 const TASKS = Number(process.env.BENCH_TASKS ?? 20_000);
 const TRICKLE = Number(process.env.BENCH_TRICKLE ?? 200);
@@ -31,6 +33,9 @@ interface Result {
   tasksPerSecond: number;
   p50: number;
   p99: number;
+  /** CPU per task of the throughput run, in µs: the node(s) creating and running tasks, and the database server. */
+  nodeCpu: number;
+  dbCpu?: number;
   heapBefore: number;
   heapAfter: number;
   note?: string;
@@ -44,7 +49,12 @@ interface Subject {
   /** Called by the subject's runner when a task starts. */
   onStart: () => void;
   stop(): Promise<void>;
+  /** Worker processes running the tasks, whose CPU counts as the node's (this process counts always). */
+  pids?: number[];
 }
+
+/** The command name of each database server's processes, when it runs on this host (not in this process). */
+const SERVER_PROCESS: Record<string, string> = { postgres: 'postgres', mariadb: 'mariadbd' };
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const heapMb = () => {
@@ -70,6 +80,10 @@ async function measure(
   try {
     // Throughput: the producer inserts in batches while the workers run; the clock stops at the last start
     // of a no-op (its completion follows within the same tick).
+    const server = SERVER_PROCESS[database];
+    const dbBefore = server ? cpuByProcess(server) : undefined;
+    const workersBefore = (subject.pids ?? []).map((pid) => cpuSecondsOf(pid) ?? 0);
+    const cpuBefore = process.cpuUsage();
     const t0 = performance.now();
     const done = new Promise<void>((resolve) => {
       wake = () => {
@@ -79,6 +93,11 @@ async function measure(
     for (let made = 0; made < TASKS; made += BATCH) await subject.createMany(Math.min(BATCH, TASKS - made));
     await done;
     const tasksPerSecond = TASKS / ((performance.now() - t0) / 1000);
+    const own = process.cpuUsage(cpuBefore);
+    const workers = (subject.pids ?? []).reduce((sum, pid, i) => sum + (cpuSecondsOf(pid) ?? 0) - workersBefore[i]!, 0);
+    const perTask = (seconds: number) => (seconds * 1e6) / TASKS;
+    const nodeCpu = perTask((own.user + own.system) / 1e6 + workers);
+    const dbCpu = server && dbBefore ? perTask(cpuSince(server, dbBefore)) : undefined;
     await sleep(500);
 
     // Latency: one task at a time into idle workers.
@@ -101,6 +120,8 @@ async function measure(
       system,
       database,
       tasksPerSecond,
+      nodeCpu,
+      dbCpu,
       p50: quantile(latencies, 0.5),
       p99: quantile(latencies, 0.99),
       heapBefore,
@@ -179,6 +200,7 @@ function consoleWorkers(options: DbOptions, workers: number, twice: Set<string>)
     );
     return {
       onStart,
+      pids: children.map((child) => child.pid!),
       createMany: async (n) => void (await node.engine.createMany(Array.from({ length: n }, () => ({ type: 'noop' })))),
       createOne: async () => void (await node.engine.create({ type: 'noop' })),
       async stop() {
@@ -327,13 +349,25 @@ if (wanted('clickhouse') && chdbInstalled()) {
 
 const fmt = (n: number, d = 0) => n.toFixed(d);
 const rows = [
-  ['system', 'database', 'tasks/s', 'create→start p50 ms', 'p99 ms', 'heap MB before→after', 'note'],
+  [
+    'system',
+    'database',
+    'tasks/s',
+    'create→start p50 ms',
+    'p99 ms',
+    'node CPU µs/task',
+    'db CPU µs/task',
+    'heap MB before→after',
+    'note',
+  ],
   ...results.map((r) => [
     r.system,
     r.database,
     fmt(r.tasksPerSecond),
     fmt(r.p50, 1),
     fmt(r.p99, 1),
+    fmt(r.nodeCpu),
+    r.dbCpu === undefined ? '-' : fmt(r.dbCpu),
     `${fmt(r.heapBefore)}→${fmt(r.heapAfter)}`,
     r.note ?? '',
   ]),
