@@ -21,7 +21,8 @@ const MAX_ATTEMPTS = 10;
 export class ChangeWriter {
   private queue: Pending[] = [];
   private inFlight = 0;
-  private scheduled = false;
+  /** The pump queued for the next turn, if any. */
+  private scheduled: NodeJS.Immediate | undefined;
   /** After a failure, items go one at a time until the queue drains, so one bad change cannot hold others back. */
   private single = false;
   private idle: (() => void)[] = [];
@@ -36,10 +37,8 @@ export class ChangeWriter {
   write(change: TaskChange): Promise<boolean> {
     return new Promise((resolve) => {
       this.queue.push({ change, attempts: 0, resolve });
-      if (this.scheduled) return;
-      this.scheduled = true;
-      setImmediate(() => {
-        this.scheduled = false;
+      this.scheduled ??= setImmediate(() => {
+        this.scheduled = undefined;
         this.pump();
       });
     });
@@ -60,6 +59,10 @@ export class ChangeWriter {
     const all = this.queue.length <= MAX_BATCH && !this.single && this.inFlight < this.depth;
     if (!all || !this.queue.length || changeGroups(this.queue.map((p) => p.change)).length !== 1)
       return (await statement([]))[1];
+    // The pump those changes queued has nothing left to write; cancelled, so changes queued from now on get a pump
+    // of their own, after a claim the runs they end wake (else the stale pump goes first, and the claim takes none).
+    clearImmediate(this.scheduled);
+    this.scheduled = undefined;
     return this.apply(this.queue.splice(0), statement);
   }
 
