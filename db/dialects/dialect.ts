@@ -263,7 +263,8 @@ export async function claimWithReturning(
   return (await claimStatement(knex, spec, lock)) as Record<string, unknown>[];
 }
 
-function claimStatement(knex: Knex, spec: ClaimSpec, lock: boolean): Knex.QueryBuilder {
+/** The claim as one UPDATE through a sub-select that answers the rows it took; `lock` skips rows others lock. */
+export function claimStatement(knex: Knex, spec: ClaimSpec, lock: boolean): Knex.QueryBuilder {
   const ids = spec.candidates(knex(spec.table).select('id'));
   if (lock) ids.forUpdate().skipLocked();
   return knex(spec.table).whereIn('id', ids).update(spec.set).returning('*');
