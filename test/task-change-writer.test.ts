@@ -29,3 +29,19 @@ test('outcomes queued after a claim took the earlier ones along go with the next
   await writer.drain();
   assert.deepEqual(written, []);
 });
+
+test('outcomes of runs that ended in different milliseconds go along with a claim as one UPDATE', async () => {
+  const writer = new ChangeWriter({} as TaskStore, { warn: () => {}, error: () => {} } as never);
+  const ended = (id: string, at: string): TaskChange => ({
+    ...change(id),
+    patch: { status: 'success', finished_at: at, updated_at: at },
+  });
+  const claim = (changes: TaskChange[]) =>
+    Promise.resolve<[boolean[], string[]]>([changes.map(() => true), changes.map((c) => c.id)]);
+  const written = [
+    writer.write(ended('a', '2026-01-01T00:00:00.001Z')),
+    writer.write(ended('b', '2026-01-01T00:00:00.002Z')),
+  ];
+  assert.deepEqual(await writer.along(claim), ['a', 'b']);
+  assert.deepEqual(await Promise.all(written), [true, true]);
+});
