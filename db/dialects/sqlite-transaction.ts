@@ -12,8 +12,13 @@ interface Statement {
 
 interface WritingConnection {
   prepare(sql: string): Statement;
-  transaction<T>(work: () => T): { immediate(): T };
+  transaction<A extends unknown[], T>(work: (...args: A) => T): { immediate(...args: A): T };
 }
+
+type Compiled = { sql: string; bindings: readonly unknown[] }[];
+
+/** Per connection, its statements run as one transaction: better-sqlite3's wrapper, built once rather than per call. */
+const transactions = new WeakMap<WritingConnection, (statements: Compiled) => unknown[]>();
 
 /** Row builders of the statements the connection keeps prepared (by SQL text, so each statement stays one object). */
 const builders = new WeakMap<Statement, RowOf>();
@@ -47,12 +52,15 @@ export async function inOneTransaction(knex: Knex, queries: Knex.QueryBuilder[])
   const statements = queries.map((q) => q.toSQL());
   const conn = (await knex.client.acquireConnection()) as WritingConnection;
   try {
-    // IMMEDIATE: the write lock from the start, so another process's write cannot void this one's snapshot.
-    return conn
-      .transaction(() =>
-        statements.map(({ sql, bindings }) => announced(knex, sql, bindings, () => run(conn, sql, bindings))),
-      )
-      .immediate();
+    let together = transactions.get(conn);
+    if (!together) {
+      const all = conn.transaction((compiled: Compiled) =>
+        compiled.map(({ sql, bindings }) => announced(knex, sql, bindings, () => run(conn, sql, bindings))),
+      );
+      // IMMEDIATE: the write lock from the start, so another process's write cannot void this one's snapshot.
+      transactions.set(conn, (together = (compiled) => all.immediate(compiled)));
+    }
+    return together(statements);
   } finally {
     await knex.client.releaseConnection(conn);
   }
