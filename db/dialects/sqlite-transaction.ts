@@ -2,26 +2,32 @@ import type { Knex } from 'knex';
 import { announced } from '../query-events.ts';
 import { asBinding, rowOf, type RowOf } from './sqlite-rows.ts';
 
-interface Statement {
+interface Prepared {
   reader: boolean;
-  raw(on: boolean): Statement;
+  raw(on: boolean): Prepared;
   columns(): { name: string }[];
   all(bindings: unknown[]): unknown[][];
   run(bindings: unknown[]): { changes: number };
 }
 
 interface WritingConnection {
-  prepare(sql: string): Statement;
+  prepare(sql: string): Prepared;
   transaction<A extends unknown[], T>(work: (...args: A) => T): { immediate(...args: A): T };
 }
 
-type Compiled = { sql: string; bindings: readonly unknown[] }[];
+/** A compiled statement: SQL with `?` placeholders, and its values. */
+export interface Statement {
+  sql: string;
+  bindings: readonly unknown[];
+}
+
+type Compiled = Statement[];
 
 /** Per connection, its statements run as one transaction: better-sqlite3's wrapper, built once rather than per call. */
 const transactions = new WeakMap<WritingConnection, (statements: Compiled) => unknown[]>();
 
 /** Row builders of the statements the connection keeps prepared (by SQL text, so each statement stays one object). */
-const builders = new WeakMap<Statement, RowOf>();
+const builders = new WeakMap<Prepared, RowOf>();
 
 /**
  * Runs one statement: its rows, read as value arrays and made into objects by `rowOf` (a claim returns every
@@ -48,8 +54,8 @@ function run(conn: WritingConnection, sql: string, bindings: readonly unknown[])
  * and COMMIT would take its own turn through the pool and knex's promise chain: more than SQLite takes to run
  * them (a claim and the outcome UPDATE before it).
  */
-export async function inOneTransaction(knex: Knex, queries: Knex.QueryBuilder[]): Promise<unknown[]> {
-  const statements = queries.map((q) => q.toSQL());
+export async function inOneTransaction(knex: Knex, queries: (Knex.QueryBuilder | Statement)[]): Promise<unknown[]> {
+  const statements = queries.map((q) => ('toSQL' in q ? q.toSQL() : q));
   const conn = (await knex.client.acquireConnection()) as WritingConnection;
   try {
     let together = transactions.get(conn);

@@ -3,6 +3,7 @@ import { dirname, resolve } from 'node:path';
 import { createRequire } from 'node:module';
 import { claimStatement, driverError, transactionalEngine, type Dialect, type Reader } from './dialect.ts';
 import { asBinding, rowOf, type RowOf } from './sqlite-rows.ts';
+import { insertRows } from './sqlite-insert.ts';
 import { inOneTransaction } from './sqlite-transaction.ts';
 
 interface PreparingConnection {
@@ -134,6 +135,7 @@ export const sqliteDialect: Dialect = {
     const [changed, rows] = await inOneTransaction(knex, [change, claimStatement(knex, spec, false)]);
     return { changed: changed as number, rows: rows as Record<string, unknown>[] };
   },
+  insertRows,
   // An in-memory database is private to its connection.
   openReader: (o) => (o.path === ':memory:' ? undefined : openReader(o.path)),
   // SQLite plans the claim through its index whatever the statistics say.
