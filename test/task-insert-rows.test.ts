@@ -12,8 +12,8 @@ for (const lane of lanes()) {
     });
     after(() => node.close({ drop: true }));
 
+    const now = new Date().toISOString();
     const row = (extra: Record<string, unknown> = {}) => {
-      const now = new Date().toISOString();
       return {
         id: randomUUID(),
         type: 'insert_rows',
