@@ -3,6 +3,7 @@ import { KeyedLock } from '../lib/keyed-lock.ts';
 import { dialectFor, type Dialect, type Reader, type UpsertSpec } from './dialects/index.ts';
 import { compiled, runnable, type PreparedRead } from './fixed-read.ts';
 import { migrateLatest, migrationsDone } from './migrate.ts';
+import { announced } from './query-events.ts';
 import { defineModels, type Models } from './models.ts';
 import type { DbLogger, DbOptions, QueryTracer } from './options.ts';
 import { TaskVersions } from './dialects/clickhouse/task-versions.ts';
@@ -126,20 +127,9 @@ function traceQueries(knex: Knex, tracer: QueryTracer, dialect: string): void {
 
 /** `Database.read` through `reader`, announcing the statement as knex announces its own. */
 function readWith(knex: Knex, reader: Reader) {
-  let reads = 0;
   return async <T>(query: Knex.QueryBuilder | PreparedRead): Promise<T[]> => {
     const { sql, bindings } = compiled(query);
-    const event = { __knexQueryUid: `read-${++reads}`, sql, bindings };
-    knex.emit('query', event);
-    let rows: T[];
-    try {
-      rows = reader.all(sql, bindings) as T[];
-    } catch (error) {
-      knex.emit('query-error', error, event);
-      throw error;
-    }
-    knex.emit('query-response', rows, event);
-    return rows;
+    return announced(knex, sql, bindings, () => reader.all(sql, bindings) as T[]);
   };
 }
 

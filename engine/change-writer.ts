@@ -8,6 +8,15 @@ interface Pending {
   resolve(applied: boolean): void;
 }
 
+/** Outcomes carry the time they are written: one time per batch, so equal outcomes share one UPDATE. */
+function stamp(changes: TaskChange[]): void {
+  const now = new Date().toISOString();
+  for (const { patch } of changes) {
+    if (patch.updated_at) patch.updated_at = now;
+    if (patch.finished_at) patch.finished_at = now;
+  }
+}
+
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms).unref());
 const MAX_BATCH = 200;
 const MAX_ATTEMPTS = 10;
@@ -21,7 +30,8 @@ const MAX_ATTEMPTS = 10;
 export class ChangeWriter {
   private queue: Pending[] = [];
   private inFlight = 0;
-  private scheduled = false;
+  /** The pump queued for the next turn, if any. */
+  private scheduled: NodeJS.Immediate | undefined;
   /** After a failure, items go one at a time until the queue drains, so one bad change cannot hold others back. */
   private single = false;
   private idle: (() => void)[] = [];
@@ -36,10 +46,8 @@ export class ChangeWriter {
   write(change: TaskChange): Promise<boolean> {
     return new Promise((resolve) => {
       this.queue.push({ change, attempts: 0, resolve });
-      if (this.scheduled) return;
-      this.scheduled = true;
-      setImmediate(() => {
-        this.scheduled = false;
+      this.scheduled ??= setImmediate(() => {
+        this.scheduled = undefined;
         this.pump();
       });
     });
@@ -58,8 +66,15 @@ export class ChangeWriter {
    */
   async along<T>(statement: (changes: TaskChange[]) => Promise<[boolean[], T]>): Promise<T> {
     const all = this.queue.length <= MAX_BATCH && !this.single && this.inFlight < this.depth;
-    if (!all || !this.queue.length || changeGroups(this.queue.map((p) => p.change)).length !== 1)
-      return (await statement([]))[1];
+    if (!all || !this.queue.length) return (await statement([]))[1];
+    // Stamped before grouping, as a write stamps them: runs that ended in different milliseconds share one UPDATE.
+    const changes = this.queue.map((p) => p.change);
+    stamp(changes);
+    if (changeGroups(changes).length !== 1) return (await statement([]))[1];
+    // The pump those changes queued has nothing left to write; cancelled, so changes queued from now on get a pump
+    // of their own, after a claim the runs they end wake (else the stale pump goes first, and the claim takes none).
+    clearImmediate(this.scheduled);
+    this.scheduled = undefined;
     return this.apply(this.queue.splice(0), statement);
   }
 
@@ -77,12 +92,7 @@ export class ChangeWriter {
 
   private async apply<T>(batch: Pending[], statement: (changes: TaskChange[]) => Promise<[boolean[], T]>): Promise<T> {
     this.inFlight++;
-    // Outcomes carry the time they are written: one time per batch, so equal outcomes share one UPDATE.
-    const now = new Date().toISOString();
-    for (const { change } of batch) {
-      if (change.patch.updated_at) change.patch.updated_at = now;
-      if (change.patch.finished_at) change.patch.finished_at = now;
-    }
+    stamp(batch.map((p) => p.change));
     try {
       const [applied, value] = await statement(batch.map((p) => p.change));
       batch.forEach((p, i) => p.resolve(applied[i]!));

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import type { Knex } from 'knex';
 import { after, before, describe, test } from 'node:test';
 import { findTask } from '../db/repositories/tasks.ts';
 import { claimDecision, columnsFor, decide } from '../engine/machine.ts';
@@ -27,8 +28,9 @@ for (const lane of lanes()) {
     test('the store applies the fenced outcomes and claims at once; a row another claim holds refuses its outcome', async (t) => {
       const store = node.db.tasks;
       if (!store.claimAfter) {
-        // One statement for both needs data-modifying CTEs; elsewhere outcomes and claims are separate statements.
-        assert.notEqual(lane.name, 'postgres');
+        // Both at once need data-modifying CTEs (PostgreSQL) or a single writer (SQLite, one transaction);
+        // elsewhere outcomes and claims are separate statements.
+        assert.ok(lane.name !== 'postgres' && lane.name !== 'sqlite');
         t.skip('no combined claim on this database');
         return;
       }
@@ -74,10 +76,42 @@ for (const lane of lanes()) {
       assert.equal(other?.worker_id, 'other');
     });
 
+    test('a claim that fails undoes the outcome that went with it', async (t) => {
+      const { claimAfter } = node.db.dialect;
+      if (!claimAfter) {
+        assert.ok(lane.name !== 'postgres' && lane.name !== 'sqlite');
+        t.skip('no combined claim on this database');
+        return;
+      }
+      const type = 'claim_after_undone';
+      const task = newTaskRow(type);
+      await node.db.tasks.insert([task], new Date());
+      const { knex } = node.db;
+      const table = node.db.t.tasks;
+      const change = knex(table).where('id', task.id).update({ status: 'success' });
+      // A column the table lacks: the claim fails after the change ran.
+      const failing = {
+        table,
+        candidates: (q: Knex.QueryBuilder) => q.where('type', type).limit(1),
+        set: { no_such_column: 1 },
+        mark: {},
+      };
+      await assert.rejects(claimAfter(knex, failing, change));
+      assert.equal((await findTask(node.db, task.id))?.status, 'pending');
+    });
+
     test('a busy node sends its outcomes along with its next claim, and every task ends once', async () => {
       const statements: string[] = [];
       const listen = (q: { sql: string }) => void statements.push(q.sql);
       node.db.knex.on('query', listen);
+      const store = node.db.tasks;
+      const { claimAfter } = store;
+      let along = 0;
+      if (claimAfter)
+        store.claimAfter = (request, changes) => {
+          along++;
+          return claimAfter(request, changes);
+        };
       const type = 'claim_after_engine';
       const runs = new Map<string, number>();
       node.engine.register(type, async (ctx) => void runs.set(ctx.task.id, (runs.get(ctx.task.id) ?? 0) + 1));
@@ -93,14 +127,16 @@ for (const lane of lanes()) {
         }, 20_000),
       );
       node.db.knex.off('query', listen);
+      store.claimAfter = claimAfter;
       assert.equal(runs.size, ids.length);
       assert.ok(
         [...runs.values()].every((n) => n === 1),
         'no task ran twice',
       );
       const combined = statements.filter((s) => /^with "changed" as \(update/.test(s)).length;
-      if (node.db.tasks.claimAfter) assert.ok(combined > 0, 'outcomes went out with claims');
+      if (lane.name === 'postgres') assert.ok(combined > 0, 'outcomes went out in the claim statement');
       else assert.equal(combined, 0);
+      if (claimAfter) assert.ok(along > 0, 'outcomes went out with claims');
     });
   });
 }

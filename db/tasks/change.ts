@@ -24,7 +24,9 @@ export function changeGroups(changes: TaskChange[]): number[][] {
     // Only changes that keep the claim can be grouped: afterwards the claim still tells which rows took them.
     const groupable = c.fence.claimId && !c.fence.leaseExpired && !('claim_id' in c.patch) && c.patch.status;
     const key = groupable ? JSON.stringify([c.fence, c.patch]) : `#${i}`;
-    groups.set(key, [...(groups.get(key) ?? []), i]);
+    const group = groups.get(key);
+    if (group) group.push(i);
+    else groups.set(key, [i]);
   });
   return [...groups.values()];
 }

@@ -28,7 +28,7 @@ export function insertedRow(t: NewTaskRow, createdAt: unknown, runAfter: unknown
   };
 }
 
-/** Rows per INSERT: SQLite builds a multi-row insert as a compound SELECT, of at most 500 terms. */
+/** Rows per INSERT through knex: a bulk create's statements stay within every engine's limit on bound values. */
 const CHUNK = 500;
 
 /** `runAfter` defaults to the database clock (the time every node compares leases and backoffs on). */
@@ -39,6 +39,13 @@ export async function insertTasks(
   runAfter: unknown = table.dialect.clock(table.knex),
 ): Promise<void> {
   const createdAt = table.dialect.toDbTime(now);
+  const { insertRows } = table.dialect;
+  if (insertRows)
+    return insertRows(
+      table.knex,
+      table.name,
+      tasks.map((t) => insertedRow(t, createdAt, runAfter)),
+    );
   for (let i = 0; i < tasks.length; i += CHUNK) {
     await table.knex(table.name).insert(tasks.slice(i, i + CHUNK).map((t) => insertedRow(t, createdAt, runAfter)));
   }

@@ -1,0 +1,76 @@
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, before, describe, test } from 'node:test';
+import { startEngineNode, type EngineNode } from './support/engine-node.ts';
+import { lanes } from './support/harness.ts';
+
+for (const lane of lanes()) {
+  describe(`new task rows the dialect inserts itself [${lane.name}]`, () => {
+    let node: EngineNode;
+    before(async () => {
+      node = await startEngineNode(lane.database());
+    });
+    after(() => node.close({ drop: true }));
+
+    const now = new Date().toISOString();
+    const row = (extra: Record<string, unknown> = {}) => {
+      return {
+        id: randomUUID(),
+        type: 'insert_rows',
+        category: 'system',
+        payload: '{"a":1}',
+        max_retries: 2,
+        creator_id: null,
+        fire_key: null,
+        status: 'pending',
+        progress: 0,
+        cancel_requested: true,
+        created_at: now,
+        updated_at: now,
+        run_after: node.db.dialect.clock(node.db.knex),
+        ...extra,
+      };
+    };
+    const stored = async (id: string) => {
+      const { id: _, run_after: runAfter, ...rest } = await node.db.knex(node.db.t.tasks).where('id', id).first();
+      return { runAfter: String(runAfter), rest };
+    };
+
+    test('are stored as knex stores them, the database clock included', async (t) => {
+      const { insertRows } = node.db.dialect;
+      if (!insertRows) {
+        assert.notEqual(lane.name, 'sqlite');
+        t.skip('knex inserts them');
+        return;
+      }
+      const clock = node.db.dialect.clock(node.db.knex);
+      const ours = [row({ run_after: clock }), row({ run_after: clock, fire_key: 'insert-rows-1', creator_id: null })];
+      const knexs = [row(), row({ fire_key: 'insert-rows-2' })];
+      const statements: string[] = [];
+      const listen = (q: { sql: string }) => void statements.push(q.sql);
+      node.db.knex.on('query', listen);
+      await insertRows(node.db.knex, node.db.t.tasks, ours);
+      node.db.knex.off('query', listen);
+      // One multi-row VALUES statement, not knex's compound SELECT.
+      assert.ok(statements.some((sql) => /^insert into .* values \(.*\), \(/.test(sql)));
+      await node.db.knex(node.db.t.tasks).insert(knexs);
+      for (const [i, r] of ours.entries()) {
+        const a = await stored(r.id);
+        const b = await stored(knexs[i]!.id);
+        assert.deepEqual({ ...a.rest, fire_key: null }, { ...b.rest, fire_key: null });
+        assert.match(a.runAfter, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+      }
+      assert.equal((await stored(ours[1]!.id)).rest.fire_key, 'insert-rows-1');
+    });
+
+    test('rows that name different columns are inserted too', async (t) => {
+      const { insertRows } = node.db.dialect;
+      if (!insertRows) return t.skip('knex inserts them');
+      const rows = [row(), row({ result: '"done"' }), row({ run_after: node.db.dialect.clock(node.db.knex) })];
+      await insertRows(node.db.knex, node.db.t.tasks, rows);
+      assert.equal((await stored(rows[1]!.id)).rest.result, '"done"');
+      assert.equal((await stored(rows[2]!.id)).rest.result, null);
+      assert.equal((await stored(rows[0]!.id)).rest.type, 'insert_rows');
+    });
+  });
+}
