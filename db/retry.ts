@@ -51,7 +51,8 @@ interface RunnerClient {
 }
 
 /**
- * Every write path goes through knex, so the retry is installed there once: each statement run outside a
+ * Write paths go through knex, so the retry is installed there once (SQLite's claims and bulk inserts run on its
+ * connection directly, db/dialects/sqlite-transaction.ts; SQLite loses no work to retry): each statement run outside a
  * transaction, and each `knex.transaction(fn)` as a whole, runs again when it lost. A statement inside a
  * transaction is never retried on its own: the database rolled back the whole transaction (InnoDB on a
  * deadlock, PostgreSQL aborts it), so the transaction's function runs again from its start; it must only

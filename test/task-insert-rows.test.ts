@@ -72,5 +72,17 @@ for (const lane of lanes()) {
       assert.equal((await stored(rows[2]!.id)).rest.result, null);
       assert.equal((await stored(rows[0]!.id)).rest.type, 'insert_rows');
     });
+
+    test('more rows of different shapes than one statement holds are all inserted', async (t) => {
+      const { insertRows } = node.db.dialect;
+      if (!insertRows) return t.skip('knex inserts them');
+      // The first row's run_after is a value, a later one's the database clock: not one shape, so knex inserts
+      // them, and more than the 500 terms SQLite allows a compound SELECT.
+      const rows = Array.from({ length: 1_200 }, (_, i) => (i === 700 ? row() : row({ run_after: now })));
+      await insertRows(node.db.knex, node.db.t.tasks, rows);
+      const ids = rows.map((r) => r.id);
+      const [counted] = await node.db.knex(node.db.t.tasks).whereIn('id', ids).count({ n: '*' });
+      assert.equal(Number(counted?.n), rows.length);
+    });
   });
 }

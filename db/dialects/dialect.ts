@@ -121,9 +121,11 @@ export interface Dialect {
    */
   claim?(knex: Knex, spec: ClaimSpec): Promise<Record<string, unknown>[]>;
   /**
-   * `claim` and one other UPDATE (`change`, finished runs' outcome) in a single statement, where the engine can
-   * (PostgreSQL, through data-modifying CTEs): a busy node then sends one statement per batch of runs instead of
-   * two. Atomic: when it fails, neither took place. Answers the claimed rows and how many rows `change` updated.
+   * `claim` and one other UPDATE (`change`, finished runs' outcome) at once, where the engine can: one statement
+   * of data-modifying CTEs on PostgreSQL (both see the snapshot before either), one transaction of the single
+   * writer on SQLite (the claim sees the change, so a task the change made claimable again may be claimed at once,
+   * under a new claim). A busy node then sends one statement per batch of runs instead of two. Atomic: when it
+   * fails, neither took place. Answers the claimed rows and how many rows `change` updated.
    */
   claimAfter?(
     knex: Knex,
@@ -259,13 +261,9 @@ export const transactionalEngine = {
   insertFamily: parentFirst,
 } satisfies Partial<Dialect>;
 
-/** Claim for engines that can update through a sub-select in one statement and return the rows (PostgreSQL, SQLite). */
-export async function claimWithReturning(
-  knex: Knex,
-  spec: ClaimSpec,
-  lock: boolean,
-): Promise<Record<string, unknown>[]> {
-  return (await claimStatement(knex, spec, lock)) as Record<string, unknown>[];
+/** Claim for engines that can update through a locking sub-select in one statement and return the rows (PostgreSQL). */
+export async function claimWithReturning(knex: Knex, spec: ClaimSpec): Promise<Record<string, unknown>[]> {
+  return (await claimStatement(knex, spec, true)) as Record<string, unknown>[];
 }
 
 /** The claim as one UPDATE through a sub-select that answers the rows it took; `lock` skips rows others lock. */

@@ -90,7 +90,7 @@ export const postgresDialect: Dialect = {
   }),
   toDbTime: (d) => d,
   clock: (knex, ms = 0) => knex.raw(`clock_timestamp() + cast(? as double precision) * interval '1 millisecond'`, [ms]),
-  claim: (knex, spec) => claimWithReturning(knex, spec, true),
+  claim: (knex, spec) => claimWithReturning(knex, spec),
   claimAfter: claimAfterChange,
   refreshStatistics: async (knex, table) => void (await knex.raw('analyze ??', [table])),
   listTables: async (knex, like) =>

@@ -11,6 +11,7 @@ interface Prepared {
 }
 
 interface WritingConnection {
+  readonly inTransaction: boolean;
   prepare(sql: string): Prepared;
   transaction<A extends unknown[], T>(work: (...args: A) => T): { immediate(...args: A): T };
 }
@@ -26,8 +27,18 @@ type Compiled = Statement[];
 /** Per connection, its statements run as one transaction: better-sqlite3's wrapper, built once rather than per call. */
 const transactions = new WeakMap<WritingConnection, (statements: Compiled) => unknown[]>();
 
-/** Row builders of the statements the connection keeps prepared (by SQL text, so each statement stays one object). */
-const builders = new WeakMap<Prepared, RowOf>();
+/** The transaction as one statement for the slow-query log and tracing: its time includes BEGIN's wait and COMMIT. */
+const asOne = (statements: Compiled): Statement => ({
+  sql: statements.map((s) => s.sql).join(';\n'),
+  bindings: statements.flatMap((s) => s.bindings),
+});
+
+/**
+ * Row builders of the statements the connection keeps prepared (by SQL text, so each statement stays one object),
+ * with the columns each was built for: SQLite prepares a statement again after another connection changed the
+ * schema (a newer node's migration), and `RETURNING *` then answers other columns.
+ */
+const builders = new WeakMap<Prepared, { columns: string; row: RowOf }>();
 
 /**
  * Runs one statement: its rows, read as value arrays and made into objects by `rowOf` (a claim returns every
@@ -37,11 +48,13 @@ function run(conn: WritingConnection, sql: string, bindings: readonly unknown[])
   const statement = conn.prepare(sql);
   const values = bindings.map(asBinding);
   if (!statement.reader) return statement.run(values).changes;
-  let row = builders.get(statement);
-  if (!row) builders.set(statement, (row = rowOf(statement.columns().map((c) => c.name))));
+  const names = statement.columns().map((c) => c.name);
+  let built = builders.get(statement);
+  if (built?.columns !== names.join('\u0000'))
+    builders.set(statement, (built = { columns: names.join('\u0000'), row: rowOf(names) }));
   statement.raw(true);
   try {
-    return statement.all(values).map(row);
+    return statement.all(values).map(built.row);
   } finally {
     statement.raw(false);
   }
@@ -58,15 +71,19 @@ export async function inOneTransaction(knex: Knex, queries: (Knex.QueryBuilder |
   const statements = queries.map((q) => ('toSQL' in q ? q.toSQL() : q));
   const conn = (await knex.client.acquireConnection()) as WritingConnection;
   try {
+    // Inside a transaction left open (a knex transaction whose COMMIT failed), better-sqlite3 would nest a
+    // savepoint, and this work would vanish with that transaction's rollback while the node acts on it.
+    if (conn.inTransaction) throw new Error('the SQLite connection is inside a transaction it did not open');
     let together = transactions.get(conn);
     if (!together) {
       const all = conn.transaction((compiled: Compiled) =>
-        compiled.map(({ sql, bindings }) => announced(knex, sql, bindings, () => run(conn, sql, bindings))),
+        compiled.map(({ sql, bindings }) => run(conn, sql, bindings)),
       );
       // IMMEDIATE: the write lock from the start, so another process's write cannot void this one's snapshot.
       transactions.set(conn, (together = (compiled) => all.immediate(compiled)));
     }
-    return together(statements);
+    const whole = asOne(statements);
+    return announced(knex, whole.sql, whole.bindings, () => together(statements));
   } finally {
     await knex.client.releaseConnection(conn);
   }

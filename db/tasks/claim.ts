@@ -37,8 +37,8 @@ export async function claimTasks(
 }
 
 /**
- * Applies `changes` (one group: one fence, one patch; see `changeGroups`) and claims, in one statement; answers
- * which changes took effect and the claimed rows.
+ * Applies `changes` (one group: one fence, one patch; see `changeGroups`) and claims, atomically
+ * (`Dialect.claimAfter`); answers which changes took effect and the claimed rows.
  */
 export async function claimTasksAfter(
   table: TaskTable,

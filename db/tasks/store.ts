@@ -24,8 +24,8 @@ export interface TaskStore {
   /** Takes up to `limit` claimable pending tasks of the given types, oldest first, for this worker. */
   claim(request: ClaimRequest): Promise<TaskRow[]>;
   /**
-   * Where the database takes both in one statement (`Dialect.claimAfter`): applies `changes`, one group of
-   * `changeGroups`, and claims; answers which changes took effect and the claimed rows. Atomic.
+   * Where the database takes both at once (`Dialect.claimAfter`): applies `changes`, one group of `changeGroups`,
+   * and claims; answers which changes took effect and the claimed rows. Atomic.
    */
   claimAfter?(request: ClaimRequest, changes: TaskChange[]): Promise<[boolean[], TaskRow[]]>;
   /** Applies fenced changes; each answer says whether its row was still in the expected state. */

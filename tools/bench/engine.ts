@@ -94,7 +94,11 @@ async function measure(
     await done;
     const tasksPerSecond = TASKS / ((performance.now() - t0) / 1000);
     const own = process.cpuUsage(cpuBefore);
-    const workers = (subject.pids ?? []).reduce((sum, pid, i) => sum + (cpuSecondsOf(pid) ?? 0) - workersBefore[i]!, 0);
+    // A worker gone by now is left out rather than counted as a negative time.
+    const workers = (subject.pids ?? []).reduce(
+      (sum, pid, i) => sum + Math.max(0, (cpuSecondsOf(pid) ?? 0) - workersBefore[i]!),
+      0,
+    );
     const perTask = (seconds: number) => (seconds * 1e6) / TASKS;
     const nodeCpu = perTask((own.user + own.system) / 1e6 + workers);
     const dbCpu = server && dbBefore ? perTask(cpuSince(server, dbBefore)) : undefined;

@@ -20,18 +20,18 @@ export function cpuSecondsOf(pid: number | string): number | undefined {
   }
 }
 
-/** CPU seconds so far of each process whose command line contains `name`, by pid. */
+/** CPU seconds so far of each process whose executable is named `name` (`/proc/<pid>/comm`), by pid. */
 export function cpuByProcess(name: string): Map<string, number> {
   const out = new Map<string, number>();
   for (const pid of readdirSync('/proc')) {
     if (!/^\d+$/.test(pid)) continue;
     let command: string;
     try {
-      command = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+      command = readFileSync(`/proc/${pid}/comm`, 'utf8').trim();
     } catch {
       continue;
     }
-    if (!command.includes(name)) continue;
+    if (command !== name) continue;
     const seconds = cpuSecondsOf(pid);
     if (seconds !== undefined) out.set(pid, seconds);
   }
