@@ -49,9 +49,9 @@ const LISTED_COLUMNS = [
 export type ListedTask = Pick<TaskRow, (typeof LISTED_COLUMNS)[number]>;
 
 /**
- * A listed row as read, converted in place: the read made the object for this answer alone, and a copy of it
- * (a spread) was a tenth of a page's own cost. The bookkeeping columns are not read at all: on SQLite they made
- * a page half as dear again.
+ * A listed row as read, converted in place: the read made the object for this answer alone, so a copy of it (a
+ * spread, which V8 makes on a slow path) was pure cost. The bookkeeping columns are not read at all: on SQLite
+ * they made a page half as dear again.
  */
 function listedTaskFromDb(raw: Record<string, unknown>): ListedTask {
   raw.progress = Number(raw.progress);
