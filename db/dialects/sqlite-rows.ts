@@ -1,6 +1,13 @@
 /** Builds one row object from a statement's values, in the order of its columns. */
 export type RowOf = (values: unknown[]) => Record<string, unknown>;
 
+/** A better-sqlite3 statement that answers rows, as far as reading them as value arrays needs. */
+export interface RowStatement {
+  raw(on: boolean): RowStatement;
+  columns(): { name: string }[];
+  all(bindings: unknown[]): unknown[][];
+}
+
 /** Values as knex's better-sqlite3 client binds them. */
 export const asBinding = (value: unknown) =>
   value instanceof Date ? value.valueOf() : typeof value === 'boolean' ? Number(value) : value;
@@ -10,7 +17,31 @@ export const asBinding = (value: unknown) =>
  * driver's own row objects, which it builds a property at a time. A name given twice keeps its last value, as
  * there. Names are written as JSON strings, so no column name is ever read as code.
  */
-export function rowOf(columns: string[]): RowOf {
+function rowOf(columns: string[]): RowOf {
   const fields = columns.map((name, i) => `${JSON.stringify(name)}: values[${i}]`).join(', ');
   return new Function('values', `return { ${fields} };`) as RowOf;
+}
+
+/**
+ * Each statement's row builder, with the columns it was built for: SQLite prepares a statement again after another
+ * connection changed the schema (a newer node's migration), and `SELECT *` or `RETURNING *` then answers other
+ * columns.
+ */
+const builders = new WeakMap<RowStatement, { columns: string; row: RowOf }>();
+
+/**
+ * The statement's rows for `bindings`, read as value arrays and made into objects by one literal each. The
+ * statement is left answering objects again: knex may run the same prepared statement.
+ */
+export function readRows(statement: RowStatement, bindings: readonly unknown[]): Record<string, unknown>[] {
+  const names = statement.columns().map((c) => c.name);
+  const columns = names.join('\u0000');
+  let built = builders.get(statement);
+  if (built?.columns !== columns) builders.set(statement, (built = { columns, row: rowOf(names) }));
+  statement.raw(true);
+  try {
+    return statement.all(bindings.map(asBinding)).map(built.row);
+  } finally {
+    statement.raw(false);
+  }
 }

@@ -1,12 +1,9 @@
 import type { Knex } from 'knex';
 import { announced } from '../query-events.ts';
-import { asBinding, rowOf, type RowOf } from './sqlite-rows.ts';
+import { asBinding, readRows, type RowStatement } from './sqlite-rows.ts';
 
-interface Prepared {
+interface Prepared extends RowStatement {
   reader: boolean;
-  raw(on: boolean): Prepared;
-  columns(): { name: string }[];
-  all(bindings: unknown[]): unknown[][];
   run(bindings: unknown[]): { changes: number };
 }
 
@@ -34,30 +31,12 @@ const asOne = (statements: Compiled): Statement => ({
 });
 
 /**
- * Row builders of the statements the connection keeps prepared (by SQL text, so each statement stays one object),
- * with the columns each was built for: SQLite prepares a statement again after another connection changed the
- * schema (a newer node's migration), and `RETURNING *` then answers other columns.
- */
-const builders = new WeakMap<Prepared, { columns: string; row: RowOf }>();
-
-/**
- * Runs one statement: its rows, read as value arrays and made into objects by `rowOf` (a claim returns every
- * column of its rows), or how many rows it changed. The statement is knex's too, so it reads objects again after.
+ * Runs one statement: its rows (a claim returns every column of its rows), read as value arrays, or how many rows
+ * it changed.
  */
 function run(conn: WritingConnection, sql: string, bindings: readonly unknown[]): unknown {
   const statement = conn.prepare(sql);
-  const values = bindings.map(asBinding);
-  if (!statement.reader) return statement.run(values).changes;
-  const names = statement.columns().map((c) => c.name);
-  let built = builders.get(statement);
-  if (built?.columns !== names.join('\u0000'))
-    builders.set(statement, (built = { columns: names.join('\u0000'), row: rowOf(names) }));
-  statement.raw(true);
-  try {
-    return statement.all(values).map(built.row);
-  } finally {
-    statement.raw(false);
-  }
+  return statement.reader ? readRows(statement, bindings) : statement.run(bindings.map(asBinding)).changes;
 }
 
 /**

@@ -2,7 +2,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { createRequire } from 'node:module';
 import { claimStatement, driverError, transactionalEngine, type Dialect, type Reader } from './dialect.ts';
-import { asBinding, rowOf, type RowOf } from './sqlite-rows.ts';
+import { readRows, type RowStatement } from './sqlite-rows.ts';
 import { insertRows } from './sqlite-insert.ts';
 import { inOneTransaction } from './sqlite-transaction.ts';
 
@@ -36,17 +36,9 @@ function cachePreparedStatements(conn: PreparingConnection): void {
   };
 }
 
-interface RawStatement {
-  raw(on: true): RawStatement;
+interface RawStatement extends RowStatement {
   pluck(on: true): RawStatement;
   get(): unknown;
-  columns(): { name: string }[];
-  all(bindings: unknown[]): unknown[][];
-}
-
-interface Compiled {
-  statement: RawStatement;
-  row: RowOf;
 }
 
 /**
@@ -61,20 +53,18 @@ function openReader(path: string): Reader {
     options: { fileMustExist: boolean },
   ) => ReadingConnection;
   const conn = new Connection(path, { fileMustExist: true });
-  const statements = new Map<string, Compiled>();
+  const statements = new Map<string, RawStatement>();
   conn.pragma('query_only = ON');
   conn.pragma('busy_timeout = 5000');
   const dataVersion = conn.prepare('PRAGMA data_version').pluck(true);
   return {
     all(sql, bindings) {
-      let compiled = statements.get(sql);
-      if (!compiled) {
+      let statement = statements.get(sql);
+      if (!statement) {
         if (statements.size >= STATEMENT_CACHE) statements.clear();
-        const statement = conn.prepare(sql).raw(true);
-        compiled = { statement, row: rowOf(statement.columns().map((c) => c.name)) };
-        statements.set(sql, compiled);
+        statements.set(sql, (statement = conn.prepare(sql)));
       }
-      return compiled.statement.all(bindings.map(asBinding)).map(compiled.row);
+      return readRows(statement, bindings);
     },
     version: () => dataVersion.get() as number,
     close: () => conn.close(),
