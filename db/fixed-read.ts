@@ -32,10 +32,41 @@ export type ShapeValues = Record<string, unknown>;
 /** What stands for a value while a shape is compiled: no value of a request can hold a NUL character. */
 const marker = (name: string) => `\u0000shaped:${name}`;
 
-interface Shape {
+export interface Shape {
   sql: string;
   /** Per binding: the name of the value it takes, or the constant the statement holds there. */
   slots: ({ name: string } | { constant: unknown })[];
+}
+
+/**
+ * Compiles `build(values)` once with a marker standing for each value named in `bound`, and answers the statement
+ * with, per binding, the name of the value it takes or the constant it holds. `build` must bind each of those
+ * values as it is: one it transforms or writes into the SQL cannot be told apart, and compiling it throws.
+ */
+export function compileShape<V extends ShapeValues>(
+  build: (values: V) => Knex.QueryBuilder,
+  values: V,
+  bound: readonly string[],
+): Shape {
+  const marked: Record<string, unknown> = { ...values };
+  const byMarker = new Map<string, string>();
+  for (const name of bound) {
+    marked[name] = marker(name);
+    byMarker.set(marker(name), name);
+  }
+  const { sql, bindings } = build(marked as V).toSQL();
+  const used = new Set<string>();
+  const slots = bindings.map((binding) => {
+    const name = typeof binding === 'string' ? byMarker.get(binding) : undefined;
+    if (name) used.add(name);
+    else if (typeof binding === 'string' && binding.includes('\u0000shaped:'))
+      throw new Error(`a shaped read transformed a value before binding it: ${binding}`);
+    return name ? { name } : { constant: binding };
+  });
+  const unbound = bound.filter((name) => !used.has(name));
+  if (sql.includes('\u0000shaped:') || unbound.length > 0)
+    throw new Error(`a shaped read must bind each value it is given (${unbound.join(', ') || 'written into SQL'})`);
+  return { sql, slots };
 }
 
 /** Statements kept per shaped read (page windows are part of a shape). */
@@ -81,26 +112,8 @@ export class ShapedRead<V extends ShapeValues> {
   }
 
   private compile(values: V, names: string[]): Shape {
-    const marked: Record<string, unknown> = {};
-    const byMarker = new Map<string, string>();
-    for (const name of names) {
-      const given = values[name] !== undefined && !this.written.includes(name);
-      marked[name] = given ? marker(name) : values[name];
-      if (given) byMarker.set(marker(name), name);
-    }
-    const { sql, bindings } = this.build(marked as V).toSQL();
-    const bound = new Set<string>();
-    const slots = bindings.map((binding) => {
-      const name = typeof binding === 'string' ? byMarker.get(binding) : undefined;
-      if (name) bound.add(name);
-      else if (typeof binding === 'string' && binding.includes('\u0000shaped:'))
-        throw new Error(`a shaped read transformed a value before binding it: ${binding}`);
-      return name ? { name } : { constant: binding };
-    });
-    const unbound = [...byMarker.values()].filter((name) => !bound.has(name));
-    if (sql.includes('\u0000shaped:') || unbound.length > 0)
-      throw new Error(`a shaped read must bind each value it is given (${unbound.join(', ') || 'written into SQL'})`);
-    return { sql, slots };
+    const given = names.filter((name) => values[name] !== undefined && !this.written.includes(name));
+    return compileShape(this.build, values, given);
   }
 }
 

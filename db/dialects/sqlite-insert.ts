@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { compileShape } from '../fixed-read.ts';
 import { inOneTransaction, type Statement } from './sqlite-transaction.ts';
 
 /** Bound values one statement may hold (SQLite's default limit). */
@@ -6,16 +7,13 @@ const MAX_VARIABLES = 32_766;
 /** Rows per statement, as knex's insert had them: few distinct statements for the connection to keep prepared. */
 const ROWS = 500;
 
-/** Stands for a row's value while the first row is compiled: knex binds it as it is, so its place names the column. */
-const marker = (column: string) => `\u0000row:${column}`;
-
 const isRaw = (value: unknown): value is Knex.Raw =>
   typeof value === 'object' && value !== null && typeof (value as Knex.Raw).toSQL === 'function';
 
 /**
  * Inserts rows that name the same columns, raw values (the database clock) being the same object in every row,
- * as multi-row VALUES statements in one transaction: knex compiles only the first row, with a marker for each
- * value, and every other row repeats its tuple with its own values bound in the markers' places. knex's SQLite
+ * as multi-row VALUES statements in one transaction: knex compiles only the first row (`compileShape`), and every
+ * other row repeats its tuple with its own values bound in their columns' places. knex's SQLite
  * insert writes each row as an aliased SELECT and binds it value by value: about 12 µs a row, more than SQLite
  * takes to insert it. All of them or none are stored (a bulk create is one transaction), and the event loop waits
  * while they are: a few ms per thousand rows. Rows of other shapes go through knex, 500 to a statement.
@@ -35,20 +33,22 @@ export async function insertRows(knex: Knex, table: string, rows: Record<string,
     for (let i = 0; i < rows.length; i += ROWS) await knex(table).insert(rows.slice(i, i + ROWS));
     return;
   }
-  const marked = Object.fromEntries(columns.map((c) => [c, isRaw(first[c]) ? first[c] : marker(c)]));
-  const { sql, bindings } = knex(table).insert(marked).toSQL();
+  // The first row compiled once, each value (not the raw ones, the same in every row) standing for its column.
+  const { sql, slots } = compileShape(
+    (values) => knex(table).insert(values),
+    first,
+    columns.filter((c) => !isRaw(first[c])),
+  );
   const open = sql.lastIndexOf(' values (');
   if (open < 0 || !sql.endsWith(')')) throw new Error(`unexpected one-row insert: ${sql}`);
   const tuple = sql.slice(open + ' values '.length);
-  const byMarker = new Map(columns.map((c) => [marker(c), c]));
-  const slots = bindings.map((b) => (typeof b === 'string' ? byMarker.get(b) : undefined));
   const perStatement = Math.max(1, Math.min(ROWS, Math.floor(MAX_VARIABLES / Math.max(1, slots.length))));
   const statements: Statement[] = [];
   for (let i = 0; i < rows.length; i += perStatement) {
     const chunk = rows.slice(i, i + perStatement);
     const values: unknown[] = [];
     for (const row of chunk)
-      slots.forEach((column, j) => values.push(column === undefined ? bindings[j] : (row[column] ?? null)));
+      for (const slot of slots) values.push('name' in slot ? (row[slot.name] ?? null) : slot.constant);
     statements.push({
       sql: sql.slice(0, open) + ' values ' + new Array(chunk.length).fill(tuple).join(', '),
       bindings: values,
