@@ -80,10 +80,10 @@ export class ChangeWriter {
 
   private pump(): void {
     while (this.queue.length && this.inFlight < this.depth)
-      void this.apply(this.queue.splice(0, this.single ? 1 : MAX_BATCH), async (changes) => [
-        await this.store.change(changes),
-        undefined,
-      ]).catch(() => {});
+      void this.apply(this.queue.splice(0, this.single ? 1 : MAX_BATCH), async (changes) => {
+        stamp(changes);
+        return [await this.store.change(changes), undefined];
+      }).catch(() => {});
     if (!this.queue.length && !this.inFlight) {
       this.single = false;
       for (const r of this.idle.splice(0)) r();
@@ -92,7 +92,6 @@ export class ChangeWriter {
 
   private async apply<T>(batch: Pending[], statement: (changes: TaskChange[]) => Promise<[boolean[], T]>): Promise<T> {
     this.inFlight++;
-    stamp(batch.map((p) => p.change));
     try {
       const [applied, value] = await statement(batch.map((p) => p.change));
       batch.forEach((p, i) => p.resolve(applied[i]!));
