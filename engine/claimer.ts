@@ -3,21 +3,26 @@ import type { TaskRow } from '../db/tasks/row.ts';
 import type { EngineCore } from './core.ts';
 import type { Execution } from './execute.ts';
 import { claimDecision, columnsFor } from './machine.ts';
+import type { Outcomes } from './outcomes.ts';
 import { SETTING_LOG_BACKEND } from './settings.ts';
 
 /**
- * Claims pending tasks for this node's free slots. Wake-ups within one turn of the event loop (a batch of
- * finished runs) make one pass; one claim is under way at a time: concurrent claims of one node would only
- * contend for the same rows (measured slower on PostgreSQL), while outcome writes do overlap with the claim.
+ * Claims pending tasks for this node's free slots, and ahead of them while its tasks run quickly (`ClaimedAhead`).
+ * Wake-ups within one turn of the event loop (a batch of finished runs) make one pass; one claim is under way at
+ * a time: concurrent claims of one node would only contend for the same rows (measured slower on PostgreSQL),
+ * while outcome writes, and the runs of tasks claimed ahead, overlap with the claim.
  */
 export class Claimer {
   private claiming = false;
+  /** The claim under way, or the last one. */
+  private claimed: Promise<void> = Promise.resolve();
   private wakes = 0;
   private scheduled = false;
 
   constructor(
     private readonly core: EngineCore,
     private readonly execution: Execution,
+    private readonly outcomes: Outcomes,
   ) {}
 
   wake(): void {
@@ -31,12 +36,30 @@ export class Claimer {
     });
   }
 
+  /** Claims nothing more; hands the tasks claimed ahead back, once the claim under way has answered. */
+  async stop(): Promise<void> {
+    await this.claimed;
+    await Promise.all(this.core.ahead.takeAll().map((h) => this.outcomes.release(h.row)));
+  }
+
   private pump(): void {
     const { core } = this;
-    if (this.claiming || core.phase !== 'running') return;
-    const free = core.limit - core.runs.size;
-    const types = [...core.runners.keys()];
-    if (free > 0 && types.length) void this.claim(types, free);
+    if (core.phase !== 'running') return;
+    this.startHeld();
+    if (this.claiming || !core.runners.size) return;
+    const want = core.limit - core.runs.size + core.ahead.room(core.runners.keys(), core.limit);
+    if (want > 0) this.claimed = this.claim([...core.runners.keys()], want);
+  }
+
+  /** Free slots start the tasks claimed ahead, oldest first; those held too long go back (`ClaimedAhead`). */
+  private startHeld(): void {
+    const { core } = this;
+    for (const h of core.ahead.expired(performance.now())) void this.outcomes.release(h.row);
+    while (core.runs.size < core.limit) {
+      const h = core.ahead.shift();
+      if (!h) return;
+      this.execution.launch(h.row, h.sentAt);
+    }
   }
 
   private async claim(types: string[], limit: number): Promise<void> {
@@ -74,7 +97,9 @@ export class Claimer {
     } finally {
       this.claiming = false;
     }
-    for (const row of rows) this.execution.launch(row, sentAt);
+    // Started oldest first, after those held already; a stopping node holds them, for `stop` to hand back.
+    for (const row of rows) core.ahead.hold(row, sentAt);
+    if (core.phase === 'running') this.startHeld();
     // A full claim may have left more behind, and a wake-up during the claim may concern a task it missed.
     if (rows.length === limit || this.wakes !== wakesBefore) this.wake();
   }

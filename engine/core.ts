@@ -9,6 +9,7 @@ import type { TaskStore } from '../db/tasks/store.ts';
 import { toTaskJson } from '../lib/task-schema.ts';
 import { ArtifactStore } from './artifacts.ts';
 import { ChangeWriter } from './change-writer.ts';
+import { ClaimedAhead } from './claimed-ahead.ts';
 import { TaskChangeEmitter } from './events.ts';
 import type { LogSink, LogSinks } from './log-sinks.ts';
 import type { TaskFacts } from './machine.ts';
@@ -46,8 +47,10 @@ export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms).
 export class EngineCore {
   readonly workerId = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   readonly runners = new Map<string, Registration>();
-  /** Runs of this node, by task id: claimed and not yet finished. */
+  /** Runs of this node, by task id: started and not yet finished. */
   readonly runs = new Map<string, TaskRun>();
+  /** Tasks this node claimed and has not started yet (claimed ahead of free slots). */
+  readonly ahead: ClaimedAhead;
   readonly store: TaskStore;
   readonly writer: ChangeWriter;
   readonly artifacts: ArtifactStore;
@@ -64,6 +67,7 @@ export class EngineCore {
 
   constructor(readonly deps: EngineDeps) {
     this.config = deps.config;
+    this.ahead = new ClaimedAhead(Math.min(1000, deps.config.leaseTtlMs / 4));
     this.logger = deps.logger;
     this.store = deps.db.tasks;
     this.changes = new TaskChangeEmitter(deps.logger);

@@ -34,6 +34,7 @@ export class TaskEngine {
   private readonly outcomes: Outcomes;
   private readonly leases: Leases;
   private readonly notices: Notices;
+  private readonly claimer: Claimer;
   private timers: NodeJS.Timeout[] = [];
   private stopping: Promise<void> | undefined;
 
@@ -43,7 +44,11 @@ export class TaskEngine {
     this.leases = new Leases(core, this.outcomes);
     this.notices = new Notices(core, this.outcomes);
     this.commands = new Commands(core, this.outcomes, this.notices);
-    const claimer = new Claimer(core, new Execution(core, this.outcomes, this.leases.watch));
+    const claimer = (this.claimer = new Claimer(
+      core,
+      new Execution(core, this.outcomes, this.leases.watch),
+      this.outcomes,
+    ));
     core.wake = () => claimer.wake();
     core.announce = () => this.notices.announce();
     this.workerId = core.workerId;
@@ -91,8 +96,8 @@ export class TaskEngine {
   }
 
   /**
-   * Graceful stop: claims nothing more, lets running tasks finish within `timeoutMs`, then hands the rest back
-   * to pending (their signal fires) so another node, or this one after a restart, runs them again.
+   * Graceful stop: claims nothing more and hands back the tasks claimed ahead, lets running tasks finish within
+   * `timeoutMs`, then hands the rest back to pending (their signal fires) so another node, or this one after a restart, runs them again.
    */
   stop(timeoutMs = this.core.config.shutdownTimeoutMs): Promise<void> {
     this.stopping ??= this.shutdown(timeoutMs);
@@ -106,6 +111,7 @@ export class TaskEngine {
       return;
     }
     core.phase = 'stopping';
+    await this.claimer.stop();
     const allDone = () => Promise.all([...core.runs.values()].map((r) => r.done));
     await Promise.race([allDone(), sleep(timeoutMs)]);
     const left = [...core.runs.values()].filter((r) => !r.detached && !r.finishing);

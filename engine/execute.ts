@@ -66,6 +66,7 @@ export class Execution {
     // The slot frees once the runner has returned: the outcome follows within milliseconds (finishing keeps
     // renewals off it), and claiming the next tasks meanwhile overlaps the two round trips.
     core.runs.delete(run.row.id);
+    core.ahead.ran(run.row.type, performance.now() - run.startedAt);
     this.leases.forget(run);
     core.metrics.running.dec({ type: run.row.type });
     run.deps.span?.end(run.detached ? 'detached' : (run.outcome ?? 'unknown'), error);

@@ -48,18 +48,22 @@ export class Notices {
     return this.core.deps.feed.publish(TASK_CANCEL_CHANNEL);
   }
 
-  /** A cancel was stored somewhere: the runs of this node it concerns are told. */
+  /**
+   * A cancel was stored somewhere: the runs of this node it concerns are told, and the tasks it claimed ahead
+   * end cancelled without starting.
+   */
   private async checkCancels(): Promise<void> {
     const { core } = this;
-    const runs = [...core.runs.values()].filter((r) => !r.detached);
-    if (!runs.length) return;
+    const ids = [...core.runs.values()].filter((r) => !r.detached).map((r) => r.row.id);
+    ids.push(...core.ahead.ids());
+    if (!ids.length) return;
     try {
-      for (const held of await core.store.held(
-        runs.map((r) => r.row.id),
-        true,
-      )) {
+      for (const held of await core.store.held(ids, true)) {
+        // Started meanwhile or not, whichever it is now.
         const run = core.runs.get(held.id);
+        const ahead = run ? undefined : core.ahead.take(held.id);
         if (run && held.claim_id === run.claimId) this.outcomes.cancelLocal(run);
+        else if (ahead) void this.outcomes.release({ ...ahead.row, cancel_requested: true });
       }
     } catch (error) {
       core.logger.warn({ err: error }, 'checking for cancelled tasks failed');

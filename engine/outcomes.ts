@@ -1,3 +1,4 @@
+import type { TaskRow } from '../db/tasks/row.ts';
 import type { EngineCore } from './core.ts';
 import { columnsFor, decide, type Decision, type TaskEvent, type TaskFacts } from './machine.ts';
 import type { TaskRun } from './run.ts';
@@ -126,6 +127,26 @@ export class Outcomes {
     run.lost ||= lost;
     this.core.logger.warn({ task_id: run.row.id, reason }, 'task run detached');
     run.abort.abort(abortError(reason));
+  }
+
+  /**
+   * A task claimed ahead and never started goes back to pending through the machine's RELEASE, fenced on its
+   * claim; cancelled instead when a cancel is stored for it (known, or found by the fence refusing the write).
+   */
+  async release(row: TaskRow): Promise<void> {
+    const { core } = this;
+    for (const cancelRequested of row.cancel_requested ? [true] : [false, true]) {
+      const d = decide('running', { ...core.factsOf(row), cancelRequested }, { type: 'RELEASE' });
+      const patch = columnsFor(d, { now: new Date().toISOString(), progress: row.progress });
+      const fence = { status: 'running' as const, claimId: row.claim_id, cancelRequested };
+      if (await core.writer.write({ id: row.id, fence, patch })) {
+        core.emit(row, patch);
+        if (d.status === 'cancelled')
+          core.metrics.completed.inc({ type: row.type, category: row.category, status: d.status });
+        else core.announce();
+        return;
+      }
+    }
   }
 
   /** Shutdown: the run's task goes back to pending (or cancelled), for another node or a restart. */

@@ -1,0 +1,151 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { findTask } from '../db/repositories/tasks.ts';
+import type { TaskRow } from '../db/tasks/row.ts';
+import { ClaimedAhead } from '../engine/claimed-ahead.ts';
+import type { TaskStatus } from '../engine/types.ts';
+import { startEngineNode, until, type EngineNode } from './support/engine-node.ts';
+import { lanes } from './support/harness.ts';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const row = (id: string) => ({ id }) as TaskRow;
+
+describe('ClaimedAhead', () => {
+  test('claims ahead only while every registered type is known to run quickly', () => {
+    const ahead = new ClaimedAhead(500);
+    assert.equal(ahead.room(['a'], 10), 0, 'a type never run is not known to be quick');
+    ahead.ran('a', 1);
+    assert.equal(ahead.room(['a'], 10), 20, 'two pools ahead');
+    assert.equal(ahead.room(['a', 'b'], 10), 0, 'one type unknown is enough to stop it');
+    ahead.ran('b', 5_000);
+    assert.equal(ahead.room(['a', 'b'], 10), 0, 'a slow type stops it');
+    ahead.hold(row('x'), 0);
+    assert.equal(ahead.room(['a'], 10), 19, 'what is held counts');
+  });
+
+  test('one slow run stops it; a type that turns quick again resumes it', () => {
+    const ahead = new ClaimedAhead(500);
+    ahead.ran('a', 1);
+    ahead.ran('a', 1_000);
+    assert.equal(ahead.room(['a'], 4), 0);
+    for (let i = 0; i < 30; i++) ahead.ran('a', 1);
+    assert.equal(ahead.room(['a'], 4), 8);
+  });
+
+  test('held oldest first; those held past the hold are taken out, and pause it until a run ends', () => {
+    const ahead = new ClaimedAhead(500);
+    ahead.ran('a', 1);
+    ahead.hold(row('old'), 0);
+    ahead.hold(row('new'), 400);
+    assert.deepEqual(
+      ahead.expired(600).map((h) => h.row.id),
+      ['old'],
+    );
+    assert.equal(ahead.room(['a'], 4), 0, 'paused');
+    assert.equal(ahead.shift()?.row.id, 'new');
+    assert.equal(ahead.shift(), undefined);
+    ahead.ran('a', 1);
+    assert.equal(ahead.room(['a'], 4), 8, 'resumed');
+  });
+});
+
+for (const lane of lanes()) {
+  describe(`claiming ahead [${lane.name}]`, () => {
+    const database = lane.database();
+    let keeper: EngineNode;
+    let counter = 0;
+    // The tables outlive the nodes of each test: this one (never given a type) drops them at the end.
+    before(async () => (keeper = await startEngineNode(database)));
+    after(() => keeper.close({ drop: true }));
+
+    /**
+     * A node of concurrency 2 whose one type is known to run quickly, and whose runs then block until `open`;
+     * `claimEight` creates eight tasks and waits for its claim of the free slots and two pools ahead (six).
+     */
+    async function quickNode() {
+      const node = await startEngineNode(database, { settings: { task_max_concurrent: 2 } });
+      const type = `quick_${lane.name}_${++counter}`;
+      const starts = new Map<string, number>();
+      let gate: Promise<void> | undefined;
+      let open = () => {};
+      node.engine.register(type, async (ctx) => {
+        starts.set(ctx.task.id, (starts.get(ctx.task.id) ?? 0) + 1);
+        await gate;
+      });
+      const warm = await node.engine.createMany(Array.from({ length: 4 }, () => ({ type })));
+      assert.ok(await until(async () => (await statuses(node, warm)).every((s) => s === 'success')));
+      gate = new Promise<void>((r) => (open = r));
+      starts.clear();
+      const claimEight = async () => {
+        const ids = await node.engine.createMany(Array.from({ length: 8 }, () => ({ type })));
+        assert.ok(await until(async () => count(await statuses(node, ids), 'running') === 6, 2000));
+        return ids;
+      };
+      return { node, starts, open: () => open(), claimEight };
+    }
+
+    async function statuses(node: EngineNode, ids: string[]): Promise<TaskStatus[]> {
+      return Promise.all(ids.map(async (id) => (await node.engine.get(id))!.status));
+    }
+
+    const count = (list: TaskStatus[], status: TaskStatus) => list.filter((s) => s === status).length;
+
+    /** A quick node for `body`, its runs let go and the node closed afterwards. */
+    async function withQuickNode(body: (q: Awaited<ReturnType<typeof quickNode>>) => Promise<void>) {
+      const q = await quickNode();
+      try {
+        await body(q);
+      } finally {
+        q.open();
+        await q.node.close();
+      }
+    }
+
+    test('claims two pools ahead of its free slots, starts them as slots free, and runs each task once', () =>
+      withQuickNode(async ({ node, starts, open, claimEight }) => {
+        const ids = await claimEight();
+        assert.equal(starts.size, 2, 'two slots: two runs, four tasks held');
+        open();
+        assert.ok(await until(async () => count(await statuses(node, ids), 'success') === 8, 5000));
+        assert.deepEqual([...starts.values()], Array(8).fill(1), 'every task ran once');
+      }));
+
+    test('tasks held past the hold go back to pending, and are not claimed ahead again while runs stay busy', () =>
+      withQuickNode(async ({ node, starts, open, claimEight }) => {
+        const ids = await claimEight();
+        // The hold is a quarter of the 2 s lease; the poll (200 ms) hands them back.
+        assert.ok(await until(async () => count(await statuses(node, ids), 'pending') === 6, 3000));
+        await sleep(800);
+        assert.deepEqual(await statuses(node, ids).then((s) => [count(s, 'running'), count(s, 'pending')]), [2, 6]);
+        assert.equal(starts.size, 2);
+        open();
+        assert.ok(await until(async () => count(await statuses(node, ids), 'success') === 8, 5000));
+        assert.deepEqual([...starts.values()], Array(8).fill(1), 'every task ran once');
+      }));
+
+    test('a cancel of a task claimed ahead ends it cancelled without starting it', () =>
+      withQuickNode(async ({ node, starts, open, claimEight }) => {
+        const ids = await claimEight();
+        const running = await statuses(node, ids);
+        const held = ids.find((id, i) => running[i] === 'running' && !starts.has(id))!;
+        assert.equal((await node.engine.cancel(held)).status, 'cancelled');
+        open();
+        assert.ok(await until(async () => count(await statuses(node, ids), 'success') === 7, 5000));
+        assert.equal(starts.has(held), false, 'its runner never started');
+        assert.equal((await node.engine.get(held))!.status, 'cancelled');
+      }));
+
+    test('a stopping node hands the tasks it claimed ahead back to pending', () =>
+      withQuickNode(async ({ node, starts, claimEight }) => {
+        const ids = await claimEight();
+        await node.engine.stop(100);
+        const after = await Promise.all(ids.map((id) => findTask(keeper.db, id)));
+        assert.deepEqual(
+          after.map((t) => [t!.status, t!.worker_id]),
+          Array(8).fill(['pending', null]),
+          'the two runs and the four held alike',
+        );
+        assert.equal(starts.size, 2);
+      }));
+  });
+}
