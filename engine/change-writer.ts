@@ -35,6 +35,8 @@ export class ChangeWriter {
   /** After a failure, items go one at a time until the queue drains, so one bad change cannot hold others back. */
   private single = false;
   private idle: (() => void)[] = [];
+  /** A claim is under way that the next claim follows: queued changes wait to go out in it (`along`). */
+  private waitForClaim = false;
 
   constructor(
     private readonly store: TaskStore,
@@ -78,7 +80,25 @@ export class ChangeWriter {
     return this.apply(this.queue.splice(0), statement);
   }
 
+  /**
+   * While a claim statement is under way, changes queued meanwhile are kept for the claim after it, which
+   * takes them along instead of a statement of their own; `resume` lets them go out by themselves.
+   */
+  pause(): void {
+    this.waitForClaim = true;
+  }
+
+  resume(): void {
+    this.waitForClaim = false;
+    if (this.queue.length)
+      this.scheduled ??= setImmediate(() => {
+        this.scheduled = undefined;
+        this.pump();
+      });
+  }
+
   private pump(): void {
+    if (this.waitForClaim && !this.single && this.queue.length < MAX_BATCH) return;
     while (this.queue.length && this.inFlight < this.depth)
       void this.apply(this.queue.splice(0, this.single ? 1 : MAX_BATCH), async (changes) => {
         stamp(changes);

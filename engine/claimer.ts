@@ -86,11 +86,13 @@ export class Claimer {
       };
       const { store } = core;
       // Where the database allows, the outcomes queued meanwhile go out in the claim's statement.
-      rows = store.claimAfter
-        ? await core.writer.along((changes) =>
-            changes.length ? store.claimAfter!(request, changes) : store.claim(request).then((r) => [[], r]),
-          )
-        : await store.claim(request);
+      if (store.claimAfter) {
+        const claimed = core.writer.along((changes) =>
+          changes.length ? store.claimAfter!(request, changes) : store.claim(request).then((r) => [[], r]),
+        );
+        core.writer.pause();
+        rows = await claimed;
+      } else rows = await store.claim(request);
     } catch (error) {
       if (core.phase === 'running')
         core.logger.warn({ err: error }, 'claiming tasks failed; trying again at the next poll');
@@ -102,5 +104,6 @@ export class Claimer {
     if (core.phase === 'running') this.startHeld();
     // A full claim may have left more behind, and a wake-up during the claim may concern a task it missed.
     if (rows.length === limit || this.wakes !== wakesBefore) this.wake();
+    core.writer.resume();
   }
 }

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { TaskChange } from '../db/tasks/change.ts';
+import { changeGroups, type TaskChange } from '../db/tasks/change.ts';
 import type { TaskStore } from '../db/tasks/store.ts';
 import { ChangeWriter } from '../engine/change-writer.ts';
 
@@ -44,4 +44,36 @@ test('outcomes of runs that ended in different milliseconds go along with a clai
   ];
   assert.deepEqual(await writer.along(claim), ['a', 'b']);
   assert.deepEqual(await Promise.all(written), [true, true]);
+});
+
+test('outcomes queued while a claim is under way wait for the next claim; resumed, they go out by themselves', async () => {
+  const written: string[][] = [];
+  const store = {
+    change: async (changes: TaskChange[]) => (written.push(changes.map((c) => c.id)), changes.map(() => true)),
+  };
+  const writer = new ChangeWriter(store as unknown as TaskStore, { warn: () => {}, error: () => {} } as never);
+  const claim = (changes: TaskChange[]) =>
+    Promise.resolve<[boolean[], string[]]>([changes.map(() => true), changes.map((c) => c.id)]);
+  const turn = () => new Promise((r) => setImmediate(r));
+  writer.pause();
+  const a = writer.write(change('a'));
+  await turn();
+  await turn();
+  assert.deepEqual(written, [], 'kept for the claim');
+  writer.resume();
+  assert.deepEqual(await writer.along(claim), ['a'], 'the next claim takes it along');
+  assert.equal(await a, true);
+  writer.pause();
+  const b = writer.write(change('b'));
+  await turn();
+  writer.resume();
+  assert.equal(await b, true);
+  assert.deepEqual(written, [['b']], 'no claim followed: written by itself');
+});
+
+test('outcomes of runs of different claims form one group', () => {
+  const of = (id: string, claimId: string): TaskChange => ({ ...change(id), fence: { ...change(id).fence, claimId } });
+  assert.deepEqual(changeGroups([of('a', 'c1'), of('b', 'c2'), of('c', 'c1')]), [[0, 1, 2]]);
+  const released: TaskChange = { ...of('d', 'c1'), patch: { status: 'pending', claim_id: null } };
+  assert.deepEqual(changeGroups([of('a', 'c1'), released]), [[0], [1]], 'a change of the claim itself stands alone');
 });

@@ -100,6 +100,48 @@ for (const lane of lanes()) {
       assert.equal((await findTask(node.db, task.id))?.status, 'pending');
     });
 
+    test('outcomes of runs of two claims are written together, each row fenced on its own claim', async () => {
+      const store = node.db.tasks;
+      const type = 'two_claims';
+      await store.insert(
+        Array.from({ length: 4 }, () => newTaskRow(type)),
+        new Date(),
+      );
+      const now = new Date().toISOString();
+      const claim = async (claimId: string) =>
+        store.claim({
+          workerId: 'test-node',
+          claimId,
+          types: [type],
+          limit: 2,
+          leaseMs: 30_000,
+          patch: columnsFor(claimDecision(), { now, progress: 0, logBackend: 'database' }),
+        });
+      const [c1, c2] = [randomUUID(), randomUUID()];
+      const [one, two] = [await claim(c1), await claim(c2)];
+      const patch = columnsFor(decide('running', FACTS, { type: 'SUCCEED' }), { now, progress: 0, result: '1' });
+      const outcome = (id: string, claimId: string) => ({
+        id,
+        fence: { status: 'running' as const, claimId, cancelRequested: false },
+        patch: { ...patch },
+      });
+      const applied = await store.change([
+        outcome(one[0]!.id, c1),
+        outcome(two[0]!.id, c2),
+        outcome(one[1]!.id, c1),
+        // Not its claim: refused, though the group names that claim for other rows.
+        outcome(two[1]!.id, c1),
+      ]);
+      assert.deepEqual(applied, [true, true, true, false]);
+      const status = async (id: string) => (await findTask(node.db, id))?.status;
+      assert.deepEqual(await Promise.all([one[0]!, two[0]!, one[1]!, two[1]!].map((r) => status(r.id))), [
+        'success',
+        'success',
+        'success',
+        'running',
+      ]);
+    });
+
     test('a busy node sends its outcomes along with its next claim, and every task ends once', async () => {
       const statements: string[] = [];
       const listen = (q: { sql: string }) => void statements.push(q.sql);

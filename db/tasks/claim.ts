@@ -46,9 +46,7 @@ export async function claimTasksAfter(
   c: ClaimRequest,
   changes: TaskChange[],
 ): Promise<[boolean[], TaskRow[]]> {
-  const { fence, patch } = changes[0]!;
-  const ids = changes.map((change) => change.id);
   const { knex } = table;
-  const out = await claimAfter(knex, claimSpec(table, c), changeStatement(table, knex, ids, fence, patch));
+  const out = await claimAfter(knex, claimSpec(table, c), changeStatement(table, knex, changes));
   return [await groupApplied(table, knex, changes, out.changed), out.rows.map(taskFromDb).sort(byRunAfter)];
 }
