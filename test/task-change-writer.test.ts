@@ -10,14 +10,23 @@ const change = (id: string): TaskChange => ({
   patch: { status: 'success' },
 });
 
-test('outcomes queued after a claim took the earlier ones along go with the next claim, not before it', async () => {
+/** A writer whose own statements are recorded (ids per statement), and a claim that takes every change along. */
+function recordingWriter() {
   const written: string[][] = [];
   const store = {
     change: async (changes: TaskChange[]) => (written.push(changes.map((c) => c.id)), changes.map(() => true)),
   };
-  const writer = new ChangeWriter(store as unknown as TaskStore, { warn: () => {}, error: () => {} } as never);
-  const claim = (changes: TaskChange[]) =>
-    Promise.resolve<[boolean[], string[]]>([changes.map(() => true), changes.map((c) => c.id)]);
+  return {
+    written,
+    writer: new ChangeWriter(store as unknown as TaskStore, { warn: () => {}, error: () => {} } as never),
+  };
+}
+
+const claim = (changes: TaskChange[]) =>
+  Promise.resolve<[boolean[], string[]]>([changes.map(() => true), changes.map((c) => c.id)]);
+
+test('outcomes queued after a claim took the earlier ones along go with the next claim, not before it', async () => {
+  const { written, writer } = recordingWriter();
   const first = writer.write(change('a'));
   assert.deepEqual(await writer.along(claim), ['a']);
   assert.equal(await first, true);
@@ -31,13 +40,11 @@ test('outcomes queued after a claim took the earlier ones along go with the next
 });
 
 test('outcomes of runs that ended in different milliseconds go along with a claim as one UPDATE', async () => {
-  const writer = new ChangeWriter({} as TaskStore, { warn: () => {}, error: () => {} } as never);
+  const { writer } = recordingWriter();
   const ended = (id: string, at: string): TaskChange => ({
     ...change(id),
     patch: { status: 'success', finished_at: at, updated_at: at },
   });
-  const claim = (changes: TaskChange[]) =>
-    Promise.resolve<[boolean[], string[]]>([changes.map(() => true), changes.map((c) => c.id)]);
   const written = [
     writer.write(ended('a', '2026-01-01T00:00:00.001Z')),
     writer.write(ended('b', '2026-01-01T00:00:00.002Z')),
@@ -47,13 +54,7 @@ test('outcomes of runs that ended in different milliseconds go along with a clai
 });
 
 test('outcomes queued while a claim is under way wait for the next claim; resumed, they go out by themselves', async () => {
-  const written: string[][] = [];
-  const store = {
-    change: async (changes: TaskChange[]) => (written.push(changes.map((c) => c.id)), changes.map(() => true)),
-  };
-  const writer = new ChangeWriter(store as unknown as TaskStore, { warn: () => {}, error: () => {} } as never);
-  const claim = (changes: TaskChange[]) =>
-    Promise.resolve<[boolean[], string[]]>([changes.map(() => true), changes.map((c) => c.id)]);
+  const { written, writer } = recordingWriter();
   const turn = () => new Promise((r) => setImmediate(r));
   writer.pause();
   const a = writer.write(change('a'));
