@@ -18,6 +18,12 @@ export class Claimer {
   private claimed: Promise<void> = Promise.resolve();
   private wakes = 0;
   private scheduled = false;
+  /**
+   * The last claim took fewer tasks than it asked for, and no wake-up came since: there is no work left to claim
+   * until one comes, so a run ending does not claim (its outcome goes out by itself, and a create meanwhile finds
+   * no claim under way to wait behind).
+   */
+  private drained = false;
 
   constructor(
     private readonly core: EngineCore,
@@ -26,9 +32,17 @@ export class Claimer {
   ) {}
 
   wake(): void {
-    if (this.core.phase !== 'running') return;
     this.wakes++;
-    if (this.scheduled) return;
+    this.drained = false;
+    this.schedule();
+  }
+
+  freed(): void {
+    this.schedule();
+  }
+
+  private schedule(): void {
+    if (this.core.phase !== 'running' || this.scheduled) return;
     this.scheduled = true;
     setImmediate(() => {
       this.scheduled = false;
@@ -46,7 +60,7 @@ export class Claimer {
     const { core } = this;
     if (core.phase !== 'running') return;
     this.startHeld();
-    if (this.claiming || !core.runners.size) return;
+    if (this.claiming || this.drained || !core.runners.size) return;
     const want = core.limit - core.runs.size + core.ahead.room(core.runners.keys(), core.limit);
     if (want > 0) this.claimed = this.claim([...core.runners.keys()], want);
   }
@@ -93,6 +107,7 @@ export class Claimer {
         core.writer.pause();
         rows = await claimed;
       } else rows = await store.claim(request);
+      this.drained = rows.length < limit;
     } catch (error) {
       if (core.phase === 'running')
         core.logger.warn({ err: error }, 'claiming tasks failed; trying again at the next poll');

@@ -60,8 +60,10 @@ export class EngineCore {
   readonly logger: EngineLogger;
   limit = 10;
   phase: 'new' | 'running' | 'stopping' | 'stopped' = 'new';
-  /** Asks the free slots to claim work (the claimer). */
+  /** Asks the free slots to claim work: there may be new work (the claimer). */
   wake: () => void = () => {};
+  /** A run ended: its slot starts a task claimed ahead, and claims while work may be left (the claimer). */
+  freed: () => void = () => {};
   /** Tells other nodes there is claimable work (the notices). */
   announce: () => void = () => {};
 

@@ -50,6 +50,7 @@ export class TaskEngine {
       this.outcomes,
     ));
     core.wake = () => claimer.wake();
+    core.freed = () => claimer.freed();
     core.announce = () => this.notices.announce();
     this.workerId = core.workerId;
     this.logSinks = deps.logSinks;

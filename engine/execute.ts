@@ -70,7 +70,7 @@ export class Execution {
     this.leases.forget(run);
     core.metrics.running.dec({ type: run.row.type });
     run.deps.span?.end(run.detached ? 'detached' : (run.outcome ?? 'unknown'), error);
-    core.wake();
+    core.freed();
     await outcome;
   }
 

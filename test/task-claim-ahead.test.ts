@@ -135,6 +135,33 @@ for (const lane of lanes()) {
         assert.equal((await node.engine.get(held))!.status, 'cancelled');
       }));
 
+    test('a run ending claims again only while the last claim found work left; a create claims at once', async () => {
+      // Neither the engine's poll nor a polled change feed's echo of this node's own notice within the test.
+      const node = await startEngineNode(database, { config: { pollIntervalMs: 60_000 }, feedPollMs: 60_000 });
+      try {
+        const store = node.db.tasks;
+        const { claim, claimAfter } = store;
+        let claims = 0;
+        store.claim = (request) => (claims++, claim(request));
+        if (claimAfter) store.claimAfter = (request, changes) => (claims++, claimAfter(request, changes));
+        const type = `drained_${lane.name}`;
+        let runs = 0;
+        node.engine.register(type, async () => void runs++);
+        await until(() => claims > 0);
+        await sleep(100);
+        for (let i = 1; i <= 3; i++) {
+          const before = claims;
+          const task = await node.engine.create({ type });
+          assert.ok(await until(async () => (await node.engine.get(task!.id))?.status === 'success'));
+          await sleep(100);
+          assert.equal(runs, i);
+          assert.equal(claims - before, 1, 'one claim per create; the run ending claims nothing');
+        }
+      } finally {
+        await node.close();
+      }
+    });
+
     test('a stopping node hands the tasks it claimed ahead back to pending', () =>
       withQuickNode(async ({ node, starts, claimEight }) => {
         const ids = await claimEight();
