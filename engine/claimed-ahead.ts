@@ -4,8 +4,10 @@ import type { TaskRow } from '../db/tasks/row.ts';
 const QUICK_MS = 20;
 /** The weight of the newest run in a type's mean run time: a type that turns slow stops claiming ahead at once. */
 const NEWEST = 0.2;
-/** Pools' worth of tasks held at most: one covers the claim under way, the other the one after it. */
-const POOLS_AHEAD = 2;
+/** Held tasks are as many as the slots start within about this long, at the slowest type's mean run time... */
+const START_WITHIN_MS = 100;
+/** ...and at most this many: the claim statement's size, where a bigger one saved little more (docs/engine.md). */
+const MAX_AHEAD = 100;
 
 export interface Held {
   row: TaskRow;
@@ -15,9 +17,10 @@ export interface Held {
 
 /**
  * Tasks this node claimed ahead of its free slots (docs/engine.md "Claiming ahead"): stored as running, not
- * started yet. While every registered type runs quickly, a claim takes up to two pools' worth more than the free
- * slots, so slots freed while the next claim is under way start at once instead of waiting for it; a slow or
- * unknown type stops that, since its held tasks would wait for slots that stay busy. A task held longer than
+ * started yet. While every registered type runs quickly, a claim takes beyond the free slots as many as the slots
+ * start within about 100 ms, so slots freed while the next claim is under way start at once instead of waiting
+ * for it, and each statement carries more tasks; a slow or unknown type stops that, since its held tasks would
+ * wait for slots that stay busy. A task held longer than
  * `holdMs` (at most a quarter of the lease, so no lease lapses while held) is handed back by the claimer, and
  * nothing more is claimed ahead until a run ends: the runs under way are slower than their type's mean says.
  */
@@ -42,8 +45,14 @@ export class ClaimedAhead {
   /** How many tasks a claim may take beyond the free slots of a pool of `limit`. */
   room(types: Iterable<string>, limit: number): number {
     if (this.paused) return 0;
-    for (const type of types) if (!((this.meanRunMs.get(type) ?? Infinity) <= QUICK_MS)) return 0;
-    return Math.max(0, POOLS_AHEAD * limit - this.held.size);
+    let slowest = 0;
+    for (const type of types) {
+      const mean = this.meanRunMs.get(type);
+      if (mean === undefined || mean > QUICK_MS) return 0;
+      slowest = Math.max(slowest, mean);
+    }
+    const ahead = Math.min(MAX_AHEAD, Math.floor((limit * START_WITHIN_MS) / Math.max(slowest, 0.001)));
+    return Math.max(0, ahead - this.held.size);
   }
 
   hold(row: TaskRow, sentAt: number): void {

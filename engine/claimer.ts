@@ -24,6 +24,8 @@ export class Claimer {
    * no claim under way to wait behind).
    */
   private drained = false;
+  /** The last claim took all it asked for: work is backed up, and claiming ahead pays (a big claim costs more). */
+  private backlog = false;
 
   constructor(
     private readonly core: EngineCore,
@@ -61,7 +63,8 @@ export class Claimer {
     if (core.phase !== 'running') return;
     this.startHeld();
     if (this.claiming || this.drained || !core.runners.size) return;
-    const want = core.limit - core.runs.size + core.ahead.room(core.runners.keys(), core.limit);
+    const ahead = this.backlog ? core.ahead.room(core.runners.keys(), core.limit) : 0;
+    const want = core.limit - core.runs.size + ahead;
     if (want > 0) this.claimed = this.claim([...core.runners.keys()], want);
   }
 
@@ -108,6 +111,7 @@ export class Claimer {
         rows = await claimed;
       } else rows = await store.claim(request);
       this.drained = rows.length < limit;
+      this.backlog = !this.drained;
     } catch (error) {
       if (core.phase === 'running')
         core.logger.warn({ err: error }, 'claiming tasks failed; trying again at the next poll');

@@ -15,12 +15,14 @@ describe('ClaimedAhead', () => {
     const ahead = new ClaimedAhead(500);
     assert.equal(ahead.room(['a'], 10), 0, 'a type never run is not known to be quick');
     ahead.ran('a', 1);
-    assert.equal(ahead.room(['a'], 10), 20, 'two pools ahead');
+    assert.equal(ahead.room(['a'], 10), 100, 'what ten slots start within 100 ms, at most 100');
     assert.equal(ahead.room(['a', 'b'], 10), 0, 'one type unknown is enough to stop it');
+    ahead.ran('c', 20);
+    assert.equal(ahead.room(['a', 'c'], 10), 50, 'the slowest type sets how many: 10 slots × 100 ms / 20 ms');
     ahead.ran('b', 5_000);
     assert.equal(ahead.room(['a', 'b'], 10), 0, 'a slow type stops it');
     ahead.hold(row('x'), 0);
-    assert.equal(ahead.room(['a'], 10), 19, 'what is held counts');
+    assert.equal(ahead.room(['a'], 10), 99, 'what is held counts');
   });
 
   test('one slow run stops it; a type that turns quick again resumes it', () => {
@@ -28,13 +30,13 @@ describe('ClaimedAhead', () => {
     ahead.ran('a', 1);
     ahead.ran('a', 1_000);
     assert.equal(ahead.room(['a'], 4), 0);
-    for (let i = 0; i < 30; i++) ahead.ran('a', 1);
-    assert.equal(ahead.room(['a'], 4), 8);
+    for (let i = 0; i < 30; i++) ahead.ran('a', 0);
+    assert.equal(ahead.room(['a'], 4), 100);
   });
 
   test('held oldest first; those held past the hold are taken out, and pause it until a run ends', () => {
     const ahead = new ClaimedAhead(500);
-    ahead.ran('a', 1);
+    ahead.ran('a', 10);
     ahead.hold(row('old'), 0);
     ahead.hold(row('new'), 400);
     assert.deepEqual(
@@ -44,8 +46,8 @@ describe('ClaimedAhead', () => {
     assert.equal(ahead.room(['a'], 4), 0, 'paused');
     assert.equal(ahead.shift()?.row.id, 'new');
     assert.equal(ahead.shift(), undefined);
-    ahead.ran('a', 1);
-    assert.equal(ahead.room(['a'], 4), 8, 'resumed');
+    ahead.ran('a', 10);
+    assert.equal(ahead.room(['a'], 4), 40, 'resumed');
   });
 });
 
@@ -60,7 +62,7 @@ for (const lane of lanes()) {
 
     /**
      * A node of concurrency 2 whose one type is known to run quickly, and whose runs then block until `open`;
-     * `claimEight` creates eight tasks and waits for its claim of the free slots and two pools ahead (six).
+     * `claimEight` creates eight tasks and waits for its claim of all of them: two run, six are held.
      */
     async function quickNode() {
       const node = await startEngineNode(database, { settings: { task_max_concurrent: 2 } });
@@ -78,7 +80,7 @@ for (const lane of lanes()) {
       starts.clear();
       const claimEight = async () => {
         const ids = await node.engine.createMany(Array.from({ length: 8 }, () => ({ type })));
-        assert.ok(await until(async () => count(await statuses(node, ids), 'running') === 6, 2000));
+        assert.ok(await until(async () => count(await statuses(node, ids), 'running') === 8, 2000));
         return ids;
       };
       return { node, starts, open: () => open(), claimEight };
@@ -101,10 +103,10 @@ for (const lane of lanes()) {
       }
     }
 
-    test('claims two pools ahead of its free slots, starts them as slots free, and runs each task once', () =>
+    test('claims ahead of its free slots, starts them as slots free, and runs each task once', () =>
       withQuickNode(async ({ node, starts, open, claimEight }) => {
         const ids = await claimEight();
-        assert.equal(starts.size, 2, 'two slots: two runs, four tasks held');
+        assert.equal(starts.size, 2, 'two slots: two runs, six tasks held');
         open();
         assert.ok(await until(async () => count(await statuses(node, ids), 'success') === 8, 5000));
         assert.deepEqual([...starts.values()], Array(8).fill(1), 'every task ran once');
@@ -170,7 +172,7 @@ for (const lane of lanes()) {
         assert.deepEqual(
           after.map((t) => [t!.status, t!.worker_id]),
           Array(8).fill(['pending', null]),
-          'the two runs and the four held alike',
+          'the two runs and the six held alike',
         );
         assert.equal(starts.size, 2);
       }));
