@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import type { TaskRow } from '../db/tasks/row.ts';
+import type { ClaimRequest } from '../db/tasks/claim.ts';
+import type { NewTaskRow, TaskRow } from '../db/tasks/row.ts';
 import type { EngineCore } from './core.ts';
 import type { Execution } from './execute.ts';
 import { claimDecision, columnsFor } from './machine.ts';
@@ -79,6 +80,45 @@ export class Claimer {
     }
   }
 
+  /**
+   * Inserts a task created on this node already claimed, when the node would claim it next anyway: its type runs
+   * here, a slot is free, no claim is under way and the last one found no work left. One statement then starts
+   * it, instead of an insert and a claim. False: the caller inserts it pending, as usual.
+   */
+  async createClaimed(row: NewTaskRow, now: Date): Promise<boolean> {
+    const { core } = this;
+    const { insertClaimed } = core.store;
+    const free = core.limit - core.runs.size - core.ahead.size > 0;
+    if (!insertClaimed || !this.drained || this.claiming || core.phase !== 'running' || !free) return false;
+    if (!core.runners.has(row.type)) return false;
+    this.claiming = true;
+    const sentAt = performance.now();
+    const claimed = insertClaimed(row, now, this.request([row.type], 1));
+    this.claimed = claimed.then(
+      () => {},
+      () => {},
+    );
+    try {
+      core.ahead.hold(await claimed, sentAt);
+    } finally {
+      this.claiming = false;
+    }
+    // Started at the next turn: the create resolves first, so its caller sees the task before any of its run.
+    this.schedule();
+    return true;
+  }
+
+  /** The machine decides the claim; its statement writes the decision's columns on every row it takes. */
+  private request(types: string[], limit: number): ClaimRequest {
+    const { core } = this;
+    const patch = columnsFor(claimDecision(), {
+      now: new Date().toISOString(),
+      progress: 0,
+      logBackend: core.deps.settings.get<string>(SETTING_LOG_BACKEND),
+    });
+    return { workerId: core.workerId, claimId: randomUUID(), types, limit, leaseMs: core.config.leaseTtlMs, patch };
+  }
+
   private async claim(types: string[], limit: number): Promise<void> {
     const { core } = this;
     this.claiming = true;
@@ -86,21 +126,7 @@ export class Claimer {
     let rows: TaskRow[] = [];
     const sentAt = performance.now();
     try {
-      // The machine decides the claim; the statement writes its columns on every row it takes.
-      const decision = claimDecision();
-      const patch = columnsFor(decision, {
-        now: new Date().toISOString(),
-        progress: 0,
-        logBackend: core.deps.settings.get<string>(SETTING_LOG_BACKEND),
-      });
-      const request = {
-        workerId: core.workerId,
-        claimId: randomUUID(),
-        types,
-        limit,
-        leaseMs: core.config.leaseTtlMs,
-        patch,
-      };
+      const request = this.request(types, limit);
       const { store } = core;
       // Where the database allows, the outcomes queued meanwhile go out in the claim's statement.
       if (store.claimAfter) {

@@ -3,6 +3,7 @@ import { findTask, refreshTaskStatistics } from '../db/repositories/tasks.ts';
 import { pendingTaskRow, type NewTaskRow, type TaskRow } from '../db/tasks/row.ts';
 import { NotFoundError, UnavailableError } from '../lib/errors.ts';
 import { toTaskJson, type TaskJson } from '../lib/task-schema.ts';
+import type { Claimer } from './claimer.ts';
 import { sleep, type EngineCore } from './core.ts';
 import { columnsFor, decide, type TaskEvent } from './machine.ts';
 import type { Notices } from './notices.ts';
@@ -24,15 +25,20 @@ export class Commands {
     private readonly core: EngineCore,
     private readonly outcomes: Outcomes,
     private readonly notices: Notices,
+    private readonly claimer: Claimer,
   ) {}
 
+  /**
+   * Answers the task as created (pending), without reading it back: where this node takes it at once, it was
+   * inserted already claimed (`Claimer.createClaimed`) and starts as the answer goes out.
+   */
   async create(input: CreateTask): Promise<TaskJson | undefined> {
     const now = new Date();
     const row = this.newRow(input);
     if (input.fireKey) {
       if (!(await this.core.store.insertOnce({ ...row, fire_key: input.fireKey }, now))) return undefined;
-    } else await this.core.store.insert([row], now);
-    // Answered as inserted, without reading it back.
+    } else if (await this.claimer.createClaimed(row, now)) return this.created([row], now, false)[0];
+    else await this.core.store.insert([row], now);
     return this.created([row], now)[0];
   }
 
@@ -62,8 +68,11 @@ export class Commands {
     };
   }
 
-  /** Bookkeeping of stored creates; answers the created tasks' JSON when anyone needs it. */
-  private created(rows: NewTaskRow[], now: Date): TaskJson[] {
+  /**
+   * Bookkeeping of stored creates; answers the created tasks' JSON when anyone needs it. `claimable`: they wait
+   * pending, and the nodes are told (not when this node claimed them as it inserted them).
+   */
+  private created(rows: NewTaskRow[], now: Date, claimable = true): TaskJson[] {
     const { core } = this;
     const at = now.toISOString();
     const tasks: TaskJson[] = [];
@@ -74,8 +83,10 @@ export class Commands {
       if (rows.length === 1 || core.changes.listening) tasks.push(toTaskJson(pendingTaskRow(r, at)));
     }
     for (const task of core.changes.listening ? tasks : []) core.changes.emit(task);
-    core.wake();
-    this.notices.announce();
+    if (claimable) {
+      core.wake();
+      this.notices.announce();
+    }
     this.createdSinceStatistics += rows.length;
     if (this.createdSinceStatistics >= BURST && Date.now() - this.statisticsAt >= STATISTICS_EVERY_MS) {
       this.createdSinceStatistics = 0;

@@ -43,12 +43,12 @@ export class TaskEngine {
     this.outcomes = new Outcomes(core);
     this.leases = new Leases(core, this.outcomes);
     this.notices = new Notices(core, this.outcomes);
-    this.commands = new Commands(core, this.outcomes, this.notices);
     const claimer = (this.claimer = new Claimer(
       core,
       new Execution(core, this.outcomes, this.leases.watch),
       this.outcomes,
     ));
+    this.commands = new Commands(core, this.outcomes, this.notices, claimer);
     core.wake = () => claimer.wake();
     core.freed = () => claimer.freed();
     core.announce = () => this.notices.announce();

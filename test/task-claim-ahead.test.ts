@@ -137,15 +137,17 @@ for (const lane of lanes()) {
         assert.equal((await node.engine.get(held))!.status, 'cancelled');
       }));
 
-    test('a run ending claims again only while the last claim found work left; a create claims at once', async () => {
+    test('an idle node inserts a task created on it already claimed, and a run ending claims nothing', async () => {
       // Neither the engine's poll nor a polled change feed's echo of this node's own notice within the test.
       const node = await startEngineNode(database, { config: { pollIntervalMs: 60_000 }, feedPollMs: 60_000 });
       try {
         const store = node.db.tasks;
-        const { claim, claimAfter } = store;
+        const { claim, claimAfter, insertClaimed } = store;
         let claims = 0;
+        let insertedClaimed = 0;
         store.claim = (request) => (claims++, claim(request));
         if (claimAfter) store.claimAfter = (request, changes) => (claims++, claimAfter(request, changes));
+        if (insertClaimed) store.insertClaimed = (...args) => (insertedClaimed++, insertClaimed(...args));
         const type = `drained_${lane.name}`;
         let runs = 0;
         node.engine.register(type, async () => void runs++);
@@ -154,11 +156,34 @@ for (const lane of lanes()) {
         for (let i = 1; i <= 3; i++) {
           const before = claims;
           const task = await node.engine.create({ type });
+          assert.equal(task!.status, 'pending', 'answered as created');
+          assert.equal(runs, i - 1, 'its run starts after the create has answered');
           assert.ok(await until(async () => (await node.engine.get(task!.id))?.status === 'success'));
           await sleep(100);
           assert.equal(runs, i);
-          assert.equal(claims - before, 1, 'one claim per create; the run ending claims nothing');
+          // A store that writes rows in place takes it in its insert; the versioned one (ClickHouse) claims it.
+          assert.equal(claims - before, insertClaimed ? 0 : 1, 'the run ending claims nothing');
         }
+        assert.equal(insertedClaimed, insertClaimed ? 3 : 0);
+        const elsewhere = await node.engine.create({ type: `not_here_${lane.name}` });
+        await sleep(100);
+        assert.equal((await node.engine.get(elsewhere!.id))?.status, 'pending', 'a type this node does not run waits');
+        assert.equal(insertedClaimed, insertClaimed ? 3 : 0);
+        // A full pool: the next task waits pending for a slot, and starts once one frees.
+        node.settings.set('task_max_concurrent', 1);
+        let open = () => {};
+        const gate = new Promise<void>((r) => (open = r));
+        const busy = `busy_${lane.name}`;
+        node.engine.register(busy, () => gate);
+        await sleep(100); // the claim registering wakes has answered (found nothing)
+        const first = await node.engine.create({ type: busy });
+        assert.ok(await until(async () => (await node.engine.get(first!.id))?.status === 'running'));
+        const second = await node.engine.create({ type: busy });
+        await sleep(100);
+        assert.equal((await node.engine.get(second!.id))?.status, 'pending');
+        assert.equal(insertedClaimed, insertClaimed ? 4 : 0, 'only the first went in claimed');
+        open();
+        assert.ok(await until(async () => (await node.engine.get(second!.id))?.status === 'success'));
       } finally {
         await node.close();
       }

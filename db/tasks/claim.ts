@@ -15,15 +15,25 @@ export interface ClaimRequest {
   patch: TaskPatch;
 }
 
+/** The columns a claim sets on each row it takes: the machine's decision and the claim's bookkeeping. */
+export function claimColumns(table: TaskTable, c: ClaimRequest): Record<string, unknown> {
+  const { knex, dialect } = table;
+  return {
+    ...toDbPatch(table, c.patch),
+    worker_id: c.workerId,
+    claim_id: c.claimId,
+    lease_expires_at: dialect.clock(knex, c.leaseMs),
+  };
+}
+
 /** The claim statement's parts: candidates (claimable, oldest first, at most `limit`) and what they take. */
 function claimSpec(table: TaskTable, c: ClaimRequest): ClaimSpec {
-  const { knex, dialect } = table;
-  const columns = toDbPatch(table, c.patch);
+  const set = claimColumns(table, c);
   return {
     table: table.name,
     candidates: (q) => toSql(table, q, claimable(c.types)).orderBy(CLAIM_ORDER).limit(c.limit),
-    set: { ...columns, worker_id: c.workerId, claim_id: c.claimId, lease_expires_at: dialect.clock(knex, c.leaseMs) },
-    mark: { status: columns.status, claim_id: c.claimId },
+    set,
+    mark: { status: set.status, claim_id: c.claimId },
   };
 }
 

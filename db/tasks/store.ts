@@ -4,6 +4,7 @@ import { claimTasks, claimTasksAfter, type ClaimRequest } from './claim.ts';
 import { deleteTasks } from './delete.ts';
 import { expiredLeases } from './expired.ts';
 import { heldTasks } from './held.ts';
+import { insertClaimedTask } from './insert-claimed.ts';
 import { insertTaskOnce } from './insert-once.ts';
 import { insertTasks } from './insert.ts';
 import { renewLeases } from './renew.ts';
@@ -21,6 +22,11 @@ export interface TaskStore {
   insert(rows: NewTaskRow[], now: Date): Promise<void>;
   /** Inserts unless a task with the same fire key exists (another node won this cron fire); true when inserted. */
   insertOnce(row: NewTaskRow & { fire_key: string }, now: Date): Promise<boolean>;
+  /**
+   * Inserts a new task already claimed (one statement for both, where the store writes rows in place); answers it
+   * as `claim` would.
+   */
+  insertClaimed?(row: NewTaskRow, now: Date, request: ClaimRequest): Promise<TaskRow>;
   /** Takes up to `limit` claimable pending tasks of the given types, oldest first, for this worker. */
   claim(request: ClaimRequest): Promise<TaskRow[]>;
   /**
@@ -54,6 +60,7 @@ export function inPlaceTaskStore(table: TaskTable, claim: NonNullable<Dialect['c
     ...(claimAfter && { claimAfter: (request, changes) => claimTasksAfter(table, claimAfter, request, changes) }),
     insert: (rows, now) => insertTasks(table, rows, now),
     insertOnce: (row, now) => insertTaskOnce(table, row, now),
+    insertClaimed: (row, now, request) => insertClaimedTask(table, row, now, request),
     claim: (request) => claimTasks(table, claim, request),
     change: (changes) => changeTasks(table, changes),
     setProgress: (id, claimId, progress) => setRunningColumns(table, id, claimId, { progress }),
