@@ -35,7 +35,7 @@ export class ChangeWriter {
   /** After a failure, items go one at a time until the queue drains, so one bad change cannot hold others back. */
   private single = false;
   private idle: (() => void)[] = [];
-  /** A claim is under way that the next claim follows: queued changes wait to go out in it (`along`). */
+  /** A claim that took the queue along is under way: changes queued meanwhile wait for the next claim (`along`). */
   private waitForClaim = false;
 
   constructor(
@@ -62,17 +62,20 @@ export class ChangeWriter {
   }
 
   /**
-   * Runs `statement` with the queued changes it can take along (one group of `changeGroups`, none while
+   * Runs `statement` (a claim) with the queued changes it can take along (one group of `changeGroups`, none while
    * retrying one at a time or with the writes in flight at their limit), so they cost no statement of their
-   * own; the changes are settled (or queued again on failure) as their own writes would be.
+   * own; the changes are settled (or queued again on failure) as their own writes would be. When it can take the
+   * queue (or the queue is empty), changes queued while it is under way are kept for the claim after it, until
+   * `resume`; when it cannot, they go out by themselves as usual.
    */
   async along<T>(statement: (changes: TaskChange[]) => Promise<[boolean[], T]>): Promise<T> {
     const all = this.queue.length <= MAX_BATCH && !this.single && this.inFlight < this.depth;
-    if (!all || !this.queue.length) return (await statement([]))[1];
-    // Stamped before grouping, as a write stamps them: runs that ended in different milliseconds share one UPDATE.
     const changes = this.queue.map((p) => p.change);
-    stamp(changes);
-    if (changeGroups(changes).length !== 1) return (await statement([]))[1];
+    // Stamped before grouping, as a write stamps them: runs that ended in different milliseconds share one UPDATE.
+    if (all && changes.length) stamp(changes);
+    if (!all || (changes.length && changeGroups(changes).length !== 1)) return (await statement([]))[1];
+    this.waitForClaim = true;
+    if (!changes.length) return (await statement([]))[1];
     // The pump those changes queued has nothing left to write; cancelled, so changes queued from now on get a pump
     // of their own, after a claim the runs they end wake (else the stale pump goes first, and the claim takes none).
     clearImmediate(this.scheduled);
@@ -80,14 +83,7 @@ export class ChangeWriter {
     return this.apply(this.queue.splice(0), statement);
   }
 
-  /**
-   * While a claim statement is under way, changes queued meanwhile are kept for the claim after it, which
-   * takes them along instead of a statement of their own; `resume` lets them go out by themselves.
-   */
-  pause(): void {
-    this.waitForClaim = true;
-  }
-
+  /** The claim `along` ran has answered: changes kept for the next claim go out by themselves unless one takes them. */
   resume(): void {
     this.waitForClaim = false;
     if (this.queue.length)

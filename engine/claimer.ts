@@ -7,6 +7,8 @@ import { claimDecision, columnsFor } from './machine.ts';
 import type { Outcomes } from './outcomes.ts';
 import { SETTING_LOG_BACKEND } from './settings.ts';
 
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
 /**
  * Claims pending tasks for this node's free slots, and ahead of them while its tasks run quickly (`ClaimedAhead`).
  * Wake-ups within one turn of the event loop (a batch of finished runs) make one pass; one claim is under way at
@@ -15,14 +17,15 @@ import { SETTING_LOG_BACKEND } from './settings.ts';
  */
 export class Claimer {
   private claiming = false;
-  /** The claim under way, or the last one. */
+  /** The claim under way (or the last one), settled once its tasks are started or held. */
   private claimed: Promise<void> = Promise.resolve();
   private wakes = 0;
   private scheduled = false;
+  /** Tasks inserted claimed that start at the next turn: each holds a slot meanwhile. */
+  private starting = 0;
   /**
-   * The last claim took fewer tasks than it asked for, and no wake-up came since: there is no work left to claim
-   * until one comes, so a run ending does not claim (its outcome goes out by itself, and a create meanwhile finds
-   * no claim under way to wait behind).
+   * The last claim found no task, and no wake-up came since: there is no work to claim until one comes, so a run
+   * ending does not claim (its outcome goes out by itself), and a task created here may be inserted claimed.
    */
   private drained = false;
   /** The last claim took all it asked for: work is backed up, and claiming ahead pays (a big claim costs more). */
@@ -44,6 +47,54 @@ export class Claimer {
     this.schedule();
   }
 
+  /**
+   * Claims nothing more (the node is stopping): once the claim under way has answered, hands back what it and
+   * earlier claims hold unstarted.
+   */
+  async stop(): Promise<void> {
+    await this.claimed;
+    await Promise.all(this.core.ahead.takeAll().map((h) => this.outcomes.release(h.row)));
+  }
+
+  /**
+   * Inserts a task created on this node already claimed, when the node would claim it next anyway: its type runs
+   * here, a slot is free, no claim is under way and the last one found no work. One statement then starts it,
+   * instead of an insert and a claim. False: the caller inserts it pending, as usual.
+   */
+  async createClaimed(row: NewTaskRow, now: Date): Promise<boolean> {
+    const { core } = this;
+    const { insertClaimed } = core.store;
+    if (!insertClaimed || !this.drained || this.claiming || core.phase !== 'running') return false;
+    if (!core.runners.has(row.type) || this.freeSlots() - core.ahead.size <= 0) return false;
+    const sentAt = performance.now();
+    const inserted = insertClaimed(row, now, this.request([row.type], 1));
+    this.claiming = true;
+    this.starting++;
+    // Started at the next turn: the create answers first, so its caller sees the task before any of its run.
+    const started = inserted.then(async (task) => {
+      await nextTurn();
+      this.starting--;
+      if (core.phase === 'running') this.execution.launch(task, sentAt);
+      else await this.outcomes.release(task);
+    });
+    this.claimed = started.catch(() => {});
+    try {
+      await inserted;
+    } catch (error) {
+      this.starting--;
+      throw error;
+    } finally {
+      this.claiming = false;
+      // Wake-ups while the insert was under way found a claim under way, and left it to this one.
+      this.schedule();
+    }
+    return true;
+  }
+
+  private freeSlots(): number {
+    return this.core.limit - this.core.runs.size - this.starting;
+  }
+
   private schedule(): void {
     if (this.core.phase !== 'running' || this.scheduled) return;
     this.scheduled = true;
@@ -53,19 +104,13 @@ export class Claimer {
     });
   }
 
-  /** Claims nothing more; hands the tasks claimed ahead back, once the claim under way has answered. */
-  async stop(): Promise<void> {
-    await this.claimed;
-    await Promise.all(this.core.ahead.takeAll().map((h) => this.outcomes.release(h.row)));
-  }
-
   private pump(): void {
     const { core } = this;
     if (core.phase !== 'running') return;
     this.startHeld();
     if (this.claiming || this.drained || !core.runners.size) return;
     const ahead = this.backlog ? core.ahead.room(core.runners.keys(), core.limit) : 0;
-    const want = core.limit - core.runs.size + ahead;
+    const want = this.freeSlots() + ahead;
     if (want > 0) this.claimed = this.claim([...core.runners.keys()], want);
   }
 
@@ -73,39 +118,11 @@ export class Claimer {
   private startHeld(): void {
     const { core } = this;
     for (const h of core.ahead.expired(performance.now())) void this.outcomes.release(h.row);
-    while (core.runs.size < core.limit) {
+    while (this.freeSlots() > 0) {
       const h = core.ahead.shift();
       if (!h) return;
       this.execution.launch(h.row, h.sentAt);
     }
-  }
-
-  /**
-   * Inserts a task created on this node already claimed, when the node would claim it next anyway: its type runs
-   * here, a slot is free, no claim is under way and the last one found no work left. One statement then starts
-   * it, instead of an insert and a claim. False: the caller inserts it pending, as usual.
-   */
-  async createClaimed(row: NewTaskRow, now: Date): Promise<boolean> {
-    const { core } = this;
-    const { insertClaimed } = core.store;
-    const free = core.limit - core.runs.size - core.ahead.size > 0;
-    if (!insertClaimed || !this.drained || this.claiming || core.phase !== 'running' || !free) return false;
-    if (!core.runners.has(row.type)) return false;
-    this.claiming = true;
-    const sentAt = performance.now();
-    const claimed = insertClaimed(row, now, this.request([row.type], 1));
-    this.claimed = claimed.then(
-      () => {},
-      () => {},
-    );
-    try {
-      core.ahead.hold(await claimed, sentAt);
-    } finally {
-      this.claiming = false;
-    }
-    // Started at the next turn: the create resolves first, so its caller sees the task before any of its run.
-    this.schedule();
-    return true;
   }
 
   /** The machine decides the claim; its statement writes the decision's columns on every row it takes. */
@@ -129,24 +146,30 @@ export class Claimer {
       const request = this.request(types, limit);
       const { store } = core;
       // Where the database allows, the outcomes queued meanwhile go out in the claim's statement.
-      if (store.claimAfter) {
-        const claimed = core.writer.along((changes) =>
-          changes.length ? store.claimAfter!(request, changes) : store.claim(request).then((r) => [[], r]),
-        );
-        core.writer.pause();
-        rows = await claimed;
-      } else rows = await store.claim(request);
-      this.drained = rows.length < limit;
-      this.backlog = !this.drained;
+      rows = store.claimAfter
+        ? await core.writer.along((changes) =>
+            changes.length ? store.claimAfter!(request, changes) : store.claim(request).then((r) => [[], r]),
+          )
+        : await store.claim(request);
+      // Fewer than asked is no proof that none are left (another node may have taken some); none found is.
+      this.drained = rows.length === 0;
+      this.backlog = rows.length === limit;
     } catch (error) {
       if (core.phase === 'running')
         core.logger.warn({ err: error }, 'claiming tasks failed; trying again at the next poll');
     } finally {
       this.claiming = false;
     }
-    // Started oldest first, after those held already; a stopping node holds them, for `stop` to hand back.
-    for (const row of rows) core.ahead.hold(row, sentAt);
-    if (core.phase === 'running') this.startHeld();
+    if (core.phase !== 'running') {
+      // A stopping node holds them, for `stop` to hand back.
+      for (const row of rows) core.ahead.hold(row, sentAt);
+    } else {
+      // Those held already go first; the free slots' share of this claim starts at once, however long it took.
+      this.startHeld();
+      for (const row of rows)
+        if (this.freeSlots() > 0) this.execution.launch(row, sentAt);
+        else core.ahead.hold(row, sentAt);
+    }
     // A full claim may have left more behind, and a wake-up during the claim may concern a task it missed.
     if (rows.length === limit || this.wakes !== wakesBefore) this.wake();
     core.writer.resume();

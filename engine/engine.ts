@@ -112,12 +112,13 @@ export class TaskEngine {
       return;
     }
     core.phase = 'stopping';
-    await this.claimer.stop();
+    // Tasks claimed and not started go back while the runs finish; neither wait outlasts the timeout by much.
+    const handedBack = this.claimer.stop();
     const allDone = () => Promise.all([...core.runs.values()].map((r) => r.done));
     await Promise.race([allDone(), sleep(timeoutMs)]);
     const left = [...core.runs.values()].filter((r) => !r.detached && !r.finishing);
     await Promise.all(left.map((run) => this.outcomes.handBack(run)));
-    if (left.length) await Promise.race([allDone(), sleep(1000)]);
+    await Promise.race([Promise.all([handedBack, left.length && allDone()]), sleep(1000)]);
     await core.writer.drain();
     await core.store
       .settle()

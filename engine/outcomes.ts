@@ -143,7 +143,10 @@ export class Outcomes {
         core.emit(row, patch);
         if (d.status === 'cancelled')
           core.metrics.completed.inc({ type: row.type, category: row.category, status: d.status });
-        else core.announce();
+        else {
+          core.wake();
+          core.announce();
+        }
         return;
       }
     }

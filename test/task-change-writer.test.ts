@@ -53,23 +53,54 @@ test('outcomes of runs that ended in different milliseconds go along with a clai
   assert.deepEqual(await Promise.all(written), [true, true]);
 });
 
+/** A claim that answers (taking along what it was given) when `answer` is called. */
+function slowClaim() {
+  let answer = () => {};
+  const statement = (changes: TaskChange[]) =>
+    new Promise<[boolean[], string[]]>(
+      (resolve) => (answer = () => resolve([changes.map(() => true), changes.map((c) => c.id)])),
+    );
+  return { statement, answer: () => answer() };
+}
+
+const turns = async (n: number) => {
+  for (let i = 0; i < n; i++) await new Promise((r) => setImmediate(r));
+};
+
 test('outcomes queued while a claim is under way wait for the next claim; resumed, they go out by themselves', async () => {
   const { written, writer } = recordingWriter();
-  const turn = () => new Promise((r) => setImmediate(r));
-  writer.pause();
+  const first = slowClaim();
+  const claimed = writer.along(first.statement);
   const a = writer.write(change('a'));
-  await turn();
-  await turn();
-  assert.deepEqual(written, [], 'kept for the claim');
+  await turns(3);
+  assert.deepEqual(written, [], 'kept for the next claim');
+  first.answer();
+  await claimed;
   writer.resume();
   assert.deepEqual(await writer.along(claim), ['a'], 'the next claim takes it along');
   assert.equal(await a, true);
-  writer.pause();
+  writer.resume();
+  const second = slowClaim();
+  const again = writer.along(second.statement);
   const b = writer.write(change('b'));
-  await turn();
+  second.answer();
+  await again;
   writer.resume();
   assert.equal(await b, true);
   assert.deepEqual(written, [['b']], 'no claim followed: written by itself');
+});
+
+test('a claim that cannot take the queue along does not hold it back', async () => {
+  const { written, writer } = recordingWriter();
+  // Two groups: runs that returned different results.
+  const ended = (id: string, result: string): TaskChange => ({ ...change(id), patch: { status: 'success', result } });
+  const done = [writer.write(ended('a', '1')), writer.write(ended('b', '2'))];
+  const slow = slowClaim();
+  const claimed = writer.along(slow.statement);
+  assert.deepEqual(await Promise.all(done), [true, true], 'written while the claim is under way');
+  assert.deepEqual(written, [['a', 'b']]);
+  slow.answer();
+  assert.deepEqual(await claimed, [], 'the claim took none');
 });
 
 test('outcomes of runs of different claims form one group', () => {

@@ -161,8 +161,9 @@ for (const lane of lanes()) {
           assert.ok(await until(async () => (await node.engine.get(task!.id))?.status === 'success'));
           await sleep(100);
           assert.equal(runs, i);
-          // A store that writes rows in place takes it in its insert; the versioned one (ClickHouse) claims it.
-          assert.equal(claims - before, insertClaimed ? 0 : 1, 'the run ending claims nothing');
+          // A store that writes rows in place takes it in its insert; the versioned one (ClickHouse) claims it, and
+          // claims once more when its run ends (a claim that found one task is no proof that none is left).
+          assert.equal(claims - before, insertClaimed ? 0 : 2, 'the run ending claims nothing');
         }
         assert.equal(insertedClaimed, insertClaimed ? 3 : 0);
         const elsewhere = await node.engine.create({ type: `not_here_${lane.name}` });
@@ -184,6 +185,45 @@ for (const lane of lanes()) {
         assert.equal(insertedClaimed, insertClaimed ? 4 : 0, 'only the first went in claimed');
         open();
         assert.ok(await until(async () => (await node.engine.get(second!.id))?.status === 'success'));
+      } finally {
+        await node.close();
+      }
+    });
+
+    test('a claim that took fewer tasks than it asked for, but some, keeps claiming as runs end', async () => {
+      // No poll and no echo of this node's notices: only the runs ending can claim the rest.
+      const node = await startEngineNode(database, { config: { pollIntervalMs: 60_000 }, feedPollMs: 60_000 });
+      try {
+        const store = node.db.tasks;
+        const { claim, claimAfter } = store;
+        // As when other nodes took the rest of the candidates (MySQL's claim then answers fewer than asked).
+        store.claim = (request) => claim({ ...request, limit: 1 });
+        if (claimAfter) store.claimAfter = (request, changes) => claimAfter({ ...request, limit: 1 }, changes);
+        const type = `partial_${lane.name}`;
+        node.engine.register(type, async () => {});
+        await sleep(100);
+        const ids = await node.engine.createMany(Array.from({ length: 5 }, () => ({ type })));
+        assert.ok(await until(async () => count(await statuses(node, ids), 'success') === 5, 3000));
+      } finally {
+        await node.close();
+      }
+    });
+
+    test('a claim slower than the hold still starts the tasks it took for free slots', async () => {
+      const node = await startEngineNode(database, { settings: { task_max_concurrent: 2 } });
+      try {
+        const store = node.db.tasks;
+        const { claim, claimAfter } = store;
+        // Slower than the hold (a quarter of the 2 s lease), well within the lease.
+        const late = <T>(answer: Promise<T>) => answer.then(async (rows) => (await sleep(700), rows));
+        store.claim = (request) => late(claim(request));
+        if (claimAfter) store.claimAfter = (request, changes) => late(claimAfter(request, changes));
+        const type = `slow_claim_${lane.name}`;
+        const runs = new Map<string, number>();
+        node.engine.register(type, async (ctx) => void runs.set(ctx.task.id, (runs.get(ctx.task.id) ?? 0) + 1));
+        const ids = await node.engine.createMany(Array.from({ length: 2 }, () => ({ type })));
+        assert.ok(await until(async () => count(await statuses(node, ids), 'success') === 2, 5000));
+        assert.deepEqual([...runs.values()], [1, 1]);
       } finally {
         await node.close();
       }
