@@ -48,10 +48,7 @@ export class ChangeWriter {
   write(change: TaskChange): Promise<boolean> {
     return new Promise((resolve) => {
       this.queue.push({ change, attempts: 0, resolve });
-      this.scheduled ??= setImmediate(() => {
-        this.scheduled = undefined;
-        this.pump();
-      });
+      this.schedule();
     });
   }
 
@@ -86,11 +83,15 @@ export class ChangeWriter {
   /** The claim `along` ran has answered: changes kept for the next claim go out by themselves unless one takes them. */
   resume(): void {
     this.waitForClaim = false;
-    if (this.queue.length)
-      this.scheduled ??= setImmediate(() => {
-        this.scheduled = undefined;
-        this.pump();
-      });
+    if (this.queue.length) this.schedule();
+  }
+
+  /** A pump at the next turn, unless one is due already: changes queued within one turn go out together. */
+  private schedule(): void {
+    this.scheduled ??= setImmediate(() => {
+      this.scheduled = undefined;
+      this.pump();
+    });
   }
 
   private pump(): void {

@@ -8,6 +8,8 @@ const NEWEST = 0.2;
 const START_WITHIN_MS = 100;
 /** ...and at most this many: the claim statement's size, where a bigger one saved little more (docs/engine.md). */
 const MAX_AHEAD = 100;
+/** How long a task is held at most (and a quarter of the lease, at most): then it goes back to pending. */
+const MAX_HOLD_MS = 1000;
 
 export interface Held {
   row: TaskRow;
@@ -20,16 +22,20 @@ export interface Held {
  * started yet. While every registered type runs quickly, a claim takes beyond the free slots as many as the slots
  * start within about 100 ms, so slots freed while the next claim is under way start at once instead of waiting
  * for it, and each statement carries more tasks; a slow or unknown type stops that, since its held tasks would
- * wait for slots that stay busy. A task held longer than
- * `holdMs` (at most a quarter of the lease, so no lease lapses while held) is handed back by the claimer, and
- * nothing more is claimed ahead until a run ends: the runs under way are slower than their type's mean says.
+ * wait for slots that stay busy. A task held longer than a second, or a quarter of the lease (so no lease lapses
+ * while held), is handed back by the claimer, and nothing more is claimed ahead until a run ends: the runs under
+ * way are slower than their type's mean says.
  */
 export class ClaimedAhead {
   private readonly held = new Map<string, Held>();
   private readonly meanRunMs = new Map<string, number>();
   private paused = false;
 
-  constructor(readonly holdMs: number) {}
+  private readonly holdMs: number;
+
+  constructor(leaseTtlMs: number) {
+    this.holdMs = Math.min(MAX_HOLD_MS, leaseTtlMs / 4);
+  }
 
   get size(): number {
     return this.held.size;
@@ -68,14 +74,12 @@ export class ClaimedAhead {
 
   /** The oldest held task, no longer held. */
   shift(): Held | undefined {
-    for (const [id, h] of this.held) {
-      this.held.delete(id);
-      return h;
-    }
-    return undefined;
+    const [oldest] = this.held.values();
+    if (oldest) this.held.delete(oldest.row.id);
+    return oldest;
   }
 
-  /** Tasks held past `holdMs`, no longer held. */
+  /** Tasks held too long, no longer held. */
   expired(now: number): Held[] {
     const out: Held[] = [];
     for (const [id, h] of this.held)

@@ -69,7 +69,7 @@ export class EngineCore {
 
   constructor(readonly deps: EngineDeps) {
     this.config = deps.config;
-    this.ahead = new ClaimedAhead(Math.min(1000, deps.config.leaseTtlMs / 4));
+    this.ahead = new ClaimedAhead(deps.config.leaseTtlMs);
     this.logger = deps.logger;
     this.store = deps.db.tasks;
     this.changes = new TaskChangeEmitter(deps.logger);

@@ -98,7 +98,8 @@ export class TaskEngine {
 
   /**
    * Graceful stop: claims nothing more and hands back the tasks claimed ahead, lets running tasks finish within
-   * `timeoutMs`, then hands the rest back to pending (their signal fires) so another node, or this one after a restart, runs them again.
+   * `timeoutMs`, then hands the rest back to pending (their signal fires) so another node, or this one after a
+   * restart, runs them again.
    */
   stop(timeoutMs = this.core.config.shutdownTimeoutMs): Promise<void> {
     this.stopping ??= this.shutdown(timeoutMs);
@@ -118,7 +119,7 @@ export class TaskEngine {
     await Promise.race([allDone(), sleep(timeoutMs)]);
     const left = [...core.runs.values()].filter((r) => !r.detached && !r.finishing);
     await Promise.all(left.map((run) => this.outcomes.handBack(run)));
-    await Promise.race([Promise.all([handedBack, left.length && allDone()]), sleep(1000)]);
+    await Promise.race([Promise.all([handedBack, allDone()]), sleep(1000)]);
     await core.writer.drain();
     await core.store
       .settle()

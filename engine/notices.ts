@@ -59,11 +59,14 @@ export class Notices {
     if (!ids.length) return;
     try {
       for (const held of await core.store.held(ids, true)) {
-        // Started meanwhile or not, whichever it is now.
+        // Started meanwhile or still held, whichever it is now.
         const run = core.runs.get(held.id);
-        const ahead = run ? undefined : core.ahead.take(held.id);
-        if (run && held.claim_id === run.claimId) this.outcomes.cancelLocal(run);
-        else if (ahead) void this.outcomes.release({ ...ahead.row, cancel_requested: true });
+        if (run) {
+          if (held.claim_id === run.claimId) this.outcomes.cancelLocal(run);
+          continue;
+        }
+        const ahead = core.ahead.take(held.id);
+        if (ahead) void this.outcomes.release({ ...ahead.row, cancel_requested: true });
       }
     } catch (error) {
       core.logger.warn({ err: error }, 'checking for cancelled tasks failed');

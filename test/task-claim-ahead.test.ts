@@ -9,10 +9,12 @@ import { lanes } from './support/harness.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const row = (id: string) => ({ id }) as TaskRow;
+/** A lease whose quarter, 500 ms, is the hold. */
+const LEASE_MS = 2000;
 
 describe('ClaimedAhead', () => {
   test('claims ahead only while every registered type is known to run quickly', () => {
-    const ahead = new ClaimedAhead(500);
+    const ahead = new ClaimedAhead(LEASE_MS);
     assert.equal(ahead.room(['a'], 10), 0, 'a type never run is not known to be quick');
     ahead.ran('a', 1);
     assert.equal(ahead.room(['a'], 10), 100, 'what ten slots start within 100 ms, at most 100');
@@ -26,7 +28,7 @@ describe('ClaimedAhead', () => {
   });
 
   test('one slow run stops it; a type that turns quick again resumes it', () => {
-    const ahead = new ClaimedAhead(500);
+    const ahead = new ClaimedAhead(LEASE_MS);
     ahead.ran('a', 1);
     ahead.ran('a', 1_000);
     assert.equal(ahead.room(['a'], 4), 0);
@@ -35,7 +37,7 @@ describe('ClaimedAhead', () => {
   });
 
   test('held oldest first; those held past the hold are taken out, and pause it until a run ends', () => {
-    const ahead = new ClaimedAhead(500);
+    const ahead = new ClaimedAhead(LEASE_MS);
     ahead.ran('a', 10);
     ahead.hold(row('old'), 0);
     ahead.hold(row('new'), 400);

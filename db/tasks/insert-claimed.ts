@@ -1,5 +1,5 @@
 import { claimColumns, type ClaimRequest } from './claim.ts';
-import { insertedRow } from './insert.ts';
+import { insertTasks } from './insert.ts';
 import { pendingTaskRow, type NewTaskRow, type TaskRow } from './row.ts';
 import type { TaskTable } from './table.ts';
 
@@ -14,11 +14,7 @@ export async function insertClaimedTask(
   now: Date,
   c: ClaimRequest,
 ): Promise<TaskRow> {
-  const { knex, dialect } = table;
-  await knex(table.name).insert({
-    ...insertedRow(task, dialect.toDbTime(now), dialect.clock(knex)),
-    ...claimColumns(table, c),
-  });
+  await insertTasks(table, [task], now, table.dialect.clock(table.knex), claimColumns(table, c));
   const at = now.toISOString();
   return {
     ...pendingTaskRow(task, at),

@@ -31,22 +31,24 @@ export function insertedRow(t: NewTaskRow, createdAt: unknown, runAfter: unknown
 /** Rows per INSERT through knex: a bulk create's statements stay within every engine's limit on bound values. */
 const CHUNK = 500;
 
-/** `runAfter` defaults to the database clock (the time every node compares leases and backoffs on). */
+/**
+ * `runAfter` defaults to the database clock (the time every node compares leases and backoffs on); `columns`, when
+ * given, are set on every row over the new task's (a task inserted already claimed).
+ */
 export async function insertTasks(
   table: TaskTable,
   tasks: NewTaskRow[],
   now: Date,
   runAfter: unknown = table.dialect.clock(table.knex),
+  columns?: Record<string, unknown>,
 ): Promise<void> {
   const createdAt = table.dialect.toDbTime(now);
+  const row = columns
+    ? (t: NewTaskRow) => ({ ...insertedRow(t, createdAt, runAfter), ...columns })
+    : (t: NewTaskRow) => insertedRow(t, createdAt, runAfter);
   const { insertRows } = table.dialect;
-  if (insertRows)
-    return insertRows(
-      table.knex,
-      table.name,
-      tasks.map((t) => insertedRow(t, createdAt, runAfter)),
-    );
+  if (insertRows) return insertRows(table.knex, table.name, tasks.map(row));
   for (let i = 0; i < tasks.length; i += CHUNK) {
-    await table.knex(table.name).insert(tasks.slice(i, i + CHUNK).map((t) => insertedRow(t, createdAt, runAfter)));
+    await table.knex(table.name).insert(tasks.slice(i, i + CHUNK).map(row));
   }
 }
