@@ -98,6 +98,6 @@ export class EngineCore {
 
   /** Signals a stored write: `row` with `patch` applied is the task as it now stands. */
   emit(row: TaskRow, patch?: TaskPatch): void {
-    if (this.changes.listening) this.changes.emit(toTaskJson(patch ? { ...row, ...patch } : row));
+    if (this.changes.listening) this.changes.emit(toTaskJson(patch ? Object.assign({}, row, patch) : row));
   }
 }

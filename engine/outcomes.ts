@@ -60,7 +60,7 @@ export class Outcomes {
   ): Promise<Decision | undefined> {
     let d = decided;
     for (;;) {
-      const patch = columnsFor(d, { now: new Date().toISOString(), progress: run.progress, ...o });
+      const patch = columnsFor(d, Object.assign({ now: new Date().toISOString(), progress: run.progress }, o));
       // A cancel is stored before the machine hears of it, so the task ends cancelled whoever writes it: the file
       // goes first, and a task seen cancelled has none.
       const artifact = d.status === 'cancelled' ? run.row.artifact_file_key : null;

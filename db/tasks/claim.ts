@@ -18,12 +18,11 @@ export interface ClaimRequest {
 /** The columns a claim sets on each row it takes: the machine's decision and the claim's bookkeeping. */
 export function claimColumns(table: TaskTable, c: ClaimRequest): Record<string, unknown> {
   const { knex, dialect } = table;
-  return {
-    ...toDbPatch(table, c.patch),
+  return Object.assign(toDbPatch(table, c.patch), {
     worker_id: c.workerId,
     claim_id: c.claimId,
     lease_expires_at: dialect.clock(knex, c.leaseMs),
-  };
+  });
 }
 
 /** The claim statement's parts: candidates (claimable, oldest first, at most `limit`) and what they take. */

@@ -16,11 +16,9 @@ export async function insertClaimedTask(
 ): Promise<TaskRow> {
   await insertTasks(table, [task], now, table.dialect.clock(table.knex), claimColumns(table, c));
   const at = now.toISOString();
-  return {
-    ...pendingTaskRow(task, at),
-    ...c.patch,
+  return Object.assign(pendingTaskRow(task, at), c.patch, {
     worker_id: c.workerId,
     claim_id: c.claimId,
     lease_expires_at: new Date(now.getTime() + c.leaseMs).toISOString(),
-  };
+  });
 }

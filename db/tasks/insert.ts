@@ -44,7 +44,7 @@ export async function insertTasks(
 ): Promise<void> {
   const createdAt = table.dialect.toDbTime(now);
   const row = columns
-    ? (t: NewTaskRow) => ({ ...insertedRow(t, createdAt, runAfter), ...columns })
+    ? (t: NewTaskRow) => Object.assign(insertedRow(t, createdAt, runAfter), columns)
     : (t: NewTaskRow) => insertedRow(t, createdAt, runAfter);
   const { insertRows } = table.dialect;
   if (insertRows) return insertRows(table.knex, table.name, tasks.map(row));
