@@ -140,7 +140,7 @@ export class TaskRun {
   log(level: LogLevel, message: string, fields?: Record<string, unknown>): void {
     if (!this.deps.sink) return;
     const traceId = this.deps.span?.traceId;
-    const all = traceId ? Object.assign({}, fields, { trace_id: traceId }) : fields;
+    const all = traceId ? { ...fields, trace_id: traceId } : fields;
     this.logs.push({
       id: uuidv7(),
       task_id: this.row.id,

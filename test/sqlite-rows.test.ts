@@ -57,9 +57,12 @@ describe('SQLite rows read as value arrays', () => {
 
   test("a `select *` answers the columns another connection's migration added", () => {
     const { statement, asked } = counted(reader.prepare('select * from items where id = ?'));
+    const named = reader.prepare('select done, id from items where id = ?');
     assert.deepEqual(readRows(statement, [1]), [{ id: 1, name: 'a', done: 0 }]);
+    assert.deepEqual(readRows(named, [1]), [{ done: 0, id: 1 }]);
     writer.exec("alter table items add column note text default 'new'");
     assert.deepEqual(readRows(statement, [1]), [{ id: 1, name: 'a', done: 0, note: 'new' }]);
+    assert.deepEqual(readRows(named, [1]), [{ done: 0, id: 1 }], 'a statement naming its columns answers them still');
     assert.equal(asked(), 2);
   });
 });

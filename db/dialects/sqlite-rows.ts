@@ -27,8 +27,9 @@ function rowOf(columns: string[]): RowOf {
 /**
  * Each statement's row builder, with the columns it was built for: SQLite prepares a statement again after another
  * connection changed the schema (a newer node's migration), and `SELECT *` or `RETURNING *` then answers other
- * columns. A statement without `*` names each of its columns, so its builder is kept without asking again: the
- * driver's `columns()` costs about 25 µs for nineteen columns, more than reading ten rows of them.
+ * columns. A statement without `*` names each of its columns, so its builder is kept without asking again (only
+ * a rename that changes nothing but a column's case would go unseen: SQLite answers a column by its declared name);
+ * the driver's `columns()` costs about 25 µs for nineteen columns, more than reading ten rows of them.
  */
 const builders = new WeakMap<RowStatement, { columns: string; row: RowOf; named: boolean }>();
 

@@ -1,8 +1,9 @@
 // npm run bench:engine — the task engine side by side with pg-boss and graphile-worker, in one run.
 // For each: 20,000 no-op tasks at concurrency 10 (tasks/s from the first create to the last completion),
-// then a trickle of 1,000 single tasks, one at a time (create→start latency p50/p99: of 200, the p99 would be the
-// second-worst sample, set by whichever one pause of the process or the machine landed in it), and the heap before/after;
-// the CPU per task of the throughput run, of the node(s) and of a database server on this host (read from /proc).
+// then a trickle of 1,000 single tasks, one at a time (create→start latency p50/p99: of 200, the p99 would be
+// the second-worst sample, set by whichever one pause of the process or the machine landed in it), and the heap
+// before/after; the CPU per task of the throughput run, of the node(s) and of a database server on this host (read
+// from /proc).
 // Console's engine runs on SQLite, PostgreSQL (in this process, and in three worker processes on one database), MariaDB
 // and ClickHouse (chdb); the other two on the same PostgreSQL.
 // PostgreSQL comes from BENCH_PG_URL or TEST_PG_URL (`eval "$(bash tools/ci/services.sh env)"` sets the latter);
