@@ -14,29 +14,33 @@ export async function counted(db: Database, read: Knex.QueryBuilder | PreparedRe
 }
 
 /**
- * How many rows of `table` are not soft-deleted, as all rows less the deleted ones. SQLite counts a whole
- * table through its narrowest index without looking at the rows, whereas `WHERE deleted_at IS NULL` reads
- * every row (17 ms for 110,000 tasks against 0.01 ms); the deleted rows are few and have an index of their
- * own. Elsewhere it costs what the filtered count costs: one statement, an index scan.
+ * How many rows of `table` are not soft-deleted. Where the database keeps that number in `counter`
+ * (Dialect.keepLiveRowCount), it is read from there, whatever the table's size. Otherwise it is all rows less
+ * the deleted ones: SQLite counts a whole table through its narrowest index without looking at the rows,
+ * whereas `WHERE deleted_at IS NULL` reads every row (17 ms for 110,000 tasks against 0.01 ms); the deleted
+ * rows are few and have an index of their own. Elsewhere it costs what the filtered count costs: one
+ * statement, an index scan.
  */
 const liveRowCounts = new WeakMap<Database, Map<string, FixedRead>>();
 
 /** The statement of `countLiveRows`, built once per database and table: it never changes. */
-function liveRowCount(db: Database, table: string): FixedRead {
+function liveRowCount(db: Database, table: string, counter?: string): FixedRead {
   const byTable = liveRowCounts.get(db) ?? new Map<string, FixedRead>();
   liveRowCounts.set(db, byTable);
   let read = byTable.get(table);
   if (!read) {
     const { knex } = db;
     read = new FixedRead(
-      knex.select({ all: knex(table).count('*'), deleted: knex(table).whereNotNull('deleted_at').count('*') }),
+      counter && db.dialect.keepLiveRowCount
+        ? knex(counter).select({ all: 'live' })
+        : knex.select({ all: knex(table).count('*'), deleted: knex(table).whereNotNull('deleted_at').count('*') }),
     );
     byTable.set(table, read);
   }
   return read;
 }
 
-export async function countLiveRows(db: Database, table: string): Promise<number> {
-  const [row] = await db.read<{ all: number | string; deleted: number | string }>(liveRowCount(db, table));
+export async function countLiveRows(db: Database, table: string, counter?: string): Promise<number> {
+  const [row] = await db.read<{ all: number | string; deleted?: number | string }>(liveRowCount(db, table, counter));
   return Number(row?.all ?? 0) - Number(row?.deleted ?? 0);
 }

@@ -13,6 +13,8 @@ export function tableNames(prefix: string) {
     auditLogs: name('audit_logs'),
     changes: name('changes'),
     tasks: name('tasks'),
+    /** How many tasks are not deleted, where the database keeps it (Dialect.keepLiveRowCount). */
+    taskCount: name('task_count'),
     taskLogs: name('task_logs'),
     files: name('files'),
     taskSchedules: name('task_schedules'),

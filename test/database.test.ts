@@ -92,7 +92,10 @@ for (const lane of lanes()) {
       const prefix = database.table_prefix;
       const node = await startConsole(lane, { database });
       try {
-        const expected = [...Object.values(tableNames(prefix)), `${prefix}migrations_lock`].sort();
+        const notCreated = node.c.db.dialect.keepLiveRowCount ? [] : [tableNames(prefix).taskCount];
+        const expected = [...Object.values(tableNames(prefix)), `${prefix}migrations_lock`]
+          .filter((name) => !notCreated.includes(name))
+          .sort();
         assert.deepEqual(await tables(node.c.db, `${prefix}%`), expected);
         // Nothing was created outside the prefix: the SQLite file holds only prefixed tables, and the shared
         // servers hold no unprefixed twin of ours (nor knex's default bookkeeping tables).

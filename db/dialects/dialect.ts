@@ -66,8 +66,8 @@ export interface Dialect {
    */
   upsert(knex: Knex, spec: UpsertSpec): Promise<void>;
   /**
-   * Inserts many new rows more cheaply than knex's own insert, where knex's compile costs more than the engine
-   * takes to insert a row (SQLite). Undefined: knex inserts them.
+   * Inserts many new rows, all or none, more cheaply than knex's own insert, whose compile and bindings cost
+   * more than the engine takes to insert a row (SQLite, PostgreSQL). Undefined: knex inserts them.
    */
   insertRows?(knex: Knex, table: string, rows: Record<string, unknown>[]): Promise<void>;
   /**
@@ -145,6 +145,14 @@ export interface Dialect {
    * writing one). Undefined elsewhere: reads go through knex.
    */
   openReader?(options: DbOptions): Reader | undefined;
+  /**
+   * Makes `counter` (a table with one row, `live`) hold how many rows of `table` are not soft-deleted, kept by
+   * triggers inside every statement that inserts, deletes or soft-deletes a row. Defined where a trigger costs
+   * about a microsecond a row and no writer waits on another for the counter (SQLite: one writer at a time);
+   * elsewhere the counter row would serialise every node's inserts, and counts read the table
+   * (db/counts.ts).
+   */
+  keepLiveRowCount?(knex: Knex, table: string, counter: string): Promise<void>;
   /** Tables of this database whose names match the LIKE pattern (tooling and tests). */
   listTables(knex: Knex, like: string): Promise<string[]>;
   /** Drops the tables whatever foreign keys join them (tooling and tests). */

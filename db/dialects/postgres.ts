@@ -9,6 +9,7 @@ import {
   transactionalEngine,
   type Dialect,
 } from './dialect.ts';
+import { insertRows } from './postgres-insert.ts';
 
 /**
  * The server going away: shutting down (57P01 admin, 57P02 crash), not yet accepting connections while it
@@ -92,6 +93,7 @@ export const postgresDialect: Dialect = {
   clock: (knex, ms = 0) => knex.raw(`clock_timestamp() + cast(? as double precision) * interval '1 millisecond'`, [ms]),
   claim: (knex, spec) => claimWithReturning(knex, spec),
   claimAfter: claimAfterChange,
+  insertRows,
   refreshStatistics: async (knex, table) => void (await knex.raw('analyze ??', [table])),
   listTables: async (knex, like) =>
     (

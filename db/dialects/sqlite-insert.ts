@@ -1,14 +1,12 @@
 import type { Knex } from 'knex';
 import { compileShape } from '../fixed-read.ts';
+import { insertByKnex, isRaw, sharedColumns } from './insert-rows.ts';
 import { inOneTransaction, type Statement } from './sqlite-transaction.ts';
 
 /** Bound values one statement may hold (SQLite's default limit). */
 const MAX_VARIABLES = 32_766;
 /** Rows per statement, as knex's insert had them: few distinct statements for the connection to keep prepared. */
 const ROWS = 500;
-
-const isRaw = (value: unknown): value is Knex.Raw =>
-  typeof value === 'object' && value !== null && typeof (value as Knex.Raw).toSQL === 'function';
 
 /**
  * Inserts rows that name the same columns, raw values (the database clock) being the same object in every row,
@@ -21,18 +19,8 @@ const isRaw = (value: unknown): value is Knex.Raw =>
 export async function insertRows(knex: Knex, table: string, rows: Record<string, unknown>[]): Promise<void> {
   const [first] = rows;
   if (!first) return;
-  const columns = Object.keys(first);
-  const sameShape = rows.every((row) => {
-    const keys = Object.keys(row);
-    return (
-      keys.length === columns.length &&
-      columns.every((c, i) => keys[i] === c && (isRaw(first[c]) || isRaw(row[c]) ? row[c] === first[c] : true))
-    );
-  });
-  if (!sameShape) {
-    for (let i = 0; i < rows.length; i += ROWS) await knex(table).insert(rows.slice(i, i + ROWS));
-    return;
-  }
+  const columns = sharedColumns(rows);
+  if (!columns) return insertByKnex(knex, table, rows);
   // The first row compiled once, each value (not the raw ones, the same in every row) standing for its column.
   const { sql, slots } = compileShape(
     (values) => knex(table).insert(values),

@@ -126,6 +126,23 @@ export const sqliteDialect: Dialect = {
     return { changed: changed as number, rows: rows as Record<string, unknown>[] };
   },
   insertRows,
+  // Triggers first, then the count, in the migration's transaction: no write falls between the two.
+  async keepLiveRowCount(knex, table, counter) {
+    const change = (name: string, when: string, delta: string, on: string) =>
+      knex.raw(
+        `create trigger ?? after ${on} on ?? for each row when ${when} begin update ?? set live = live + ${delta}; end`,
+        [`${table}_live_${name}`, table, counter],
+      );
+    await change('insert', 'new.deleted_at is null', '1', 'insert');
+    await change('delete', 'old.deleted_at is null', '-1', 'delete');
+    await change(
+      'deleted',
+      '(old.deleted_at is null) <> (new.deleted_at is null)',
+      'iif(new.deleted_at is null, 1, -1)',
+      'update of deleted_at',
+    );
+    await knex.raw('insert into ?? (id, live) select 1, count(*) from ?? where deleted_at is null', [counter, table]);
+  },
   // An in-memory database is private to its connection.
   openReader: (o) => (o.path === ':memory:' ? undefined : openReader(o.path)),
   // SQLite plans the claim through its index whatever the statistics say.

@@ -9,6 +9,7 @@ import { idempotencyKeys } from './007_idempotency_keys.ts';
 import { taskEvents } from './008_task_events.ts';
 import { taskListIndexes } from './009_task_list_indexes.ts';
 import { taskIndexEntries } from './010_task_index_entries.ts';
+import { taskBacklog } from './011_task_backlog.ts';
 
 /** Every migration in order. Add new ones at the end; never edit one that has shipped. */
 export const migrations: Migration[] = [
@@ -22,4 +23,5 @@ export const migrations: Migration[] = [
   taskEvents,
   taskListIndexes,
   taskIndexEntries,
+  taskBacklog,
 ];

@@ -132,7 +132,7 @@ export async function listTasks(
   let total: Promise<number>;
   if (f.search) total = countOf(db, filtered(db, f));
   else if (scope.creatorId || scope.orgId) total = counted(db, r.count.of(scope));
-  else total = countLiveRows(db, db.t.tasks);
+  else total = countLiveRows(db, db.t.tasks, db.t.taskCount);
   const page = f.search ? listed(filtered(db, f), offset, limit) : r.page.of({ ...scope, offset, limit });
   const n = await total;
   return { rows: (await db.read(page)).map(listedTaskFromDb), total: n };

@@ -1,3 +1,4 @@
+import { insertByKnex } from '../dialects/insert-rows.ts';
 import type { NewTaskRow } from './row.ts';
 import type { TaskTable } from './table.ts';
 
@@ -28,9 +29,6 @@ export function insertedRow(t: NewTaskRow, createdAt: unknown, runAfter: unknown
   };
 }
 
-/** Rows per INSERT through knex: a bulk create's statements stay within every engine's limit on bound values. */
-const CHUNK = 500;
-
 /**
  * `runAfter` defaults to the database clock (the time every node compares leases and backoffs on); `columns`, when
  * given, are set on every row over the new task's (a task inserted already claimed).
@@ -46,9 +44,6 @@ export async function insertTasks(
   const row = columns
     ? (t: NewTaskRow) => Object.assign(insertedRow(t, createdAt, runAfter), columns)
     : (t: NewTaskRow) => insertedRow(t, createdAt, runAfter);
-  const { insertRows } = table.dialect;
-  if (insertRows) return insertRows(table.knex, table.name, tasks.map(row));
-  for (let i = 0; i < tasks.length; i += CHUNK) {
-    await table.knex(table.name).insert(tasks.slice(i, i + CHUNK).map(row));
-  }
+  const insertRows = table.dialect.insertRows ?? insertByKnex;
+  await insertRows(table.knex, table.name, tasks.map(row));
 }
