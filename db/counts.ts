@@ -23,11 +23,12 @@ export async function counted(db: Database, read: Knex.QueryBuilder | PreparedRe
  */
 const liveRowCounts = new WeakMap<Database, Map<string, FixedRead>>();
 
-/** The statement of `countLiveRows`, built once per database and table: it never changes. */
+/** The statement of `countLiveRows`, built once per database, table and counter: it never changes. */
 function liveRowCount(db: Database, table: string, counter?: string): FixedRead {
   const byTable = liveRowCounts.get(db) ?? new Map<string, FixedRead>();
   liveRowCounts.set(db, byTable);
-  let read = byTable.get(table);
+  const key = `${table}|${counter ?? ''}`;
+  let read = byTable.get(key);
   if (!read) {
     const { knex } = db;
     read = new FixedRead(
@@ -35,7 +36,7 @@ function liveRowCount(db: Database, table: string, counter?: string): FixedRead 
         ? knex(counter).select({ all: 'live' })
         : knex.select({ all: knex(table).count('*'), deleted: knex(table).whereNotNull('deleted_at').count('*') }),
     );
-    byTable.set(table, read);
+    byTable.set(key, read);
   }
   return read;
 }

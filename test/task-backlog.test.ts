@@ -7,6 +7,7 @@ import { listTasks } from '../db/repositories/tasks.ts';
 import { CLAIM_ORDER, claimable, toSql } from '../db/tasks/predicates.ts';
 import type { TaskTable } from '../db/tasks/table.ts';
 import { dropOwnTables, lanes, openTestDatabase } from './support/harness.ts';
+import { installBefore } from './support/old-install.ts';
 
 // Migration 011: a backlog of tasks costs neither the administrator's count nor the claim in proportion to its size.
 for (const lane of lanes().filter((l) => l.name !== 'clickhouse')) {
@@ -47,6 +48,8 @@ for (const lane of lanes().filter((l) => l.name !== 'clickhouse')) {
       return n;
     };
 
+    // Run after every migration: one that rebuilt the tasks table on SQLite would drop the counter's triggers
+    // (Dialect.keepLiveRowCount), and the count would stop following the inserts below.
     test("the administrator's task count follows every insert, soft delete and delete", async () => {
       const deletedAt = db.dialect.toDbTime(new Date());
       const rows = [row(), row(), row({ fire_key: 'cron:1' }), row(), row({ deleted_at: deletedAt })];
@@ -128,5 +131,26 @@ for (const lane of lanes().filter((l) => l.name !== 'clickhouse')) {
           assert.doesNotMatch(rows[0]!.Extra, /filesort/, JSON.stringify(rows));
         }
       });
+
+    test('an installation from before migration 011 keeps its count of live tasks', async () => {
+      const database = lane.database();
+      const deletedAt = new Date();
+      await installBefore({ database }, '011_task_backlog', async (old) => {
+        const at = old.dialect.toDbTime(new Date());
+        const task = (extra: Record<string, unknown> = {}) =>
+          Object.assign(row(extra), { run_after: at, created_at: at, updated_at: at });
+        await old.knex(old.t.tasks).insert([task(), task(), task({ deleted_at: old.dialect.toDbTime(deletedAt) })]);
+      });
+      const upgraded = openTestDatabase(database);
+      try {
+        await upgraded.migrate();
+        assert.equal((await listTasks(upgraded, {}, 0, 10)).total, 2);
+        await upgraded.knex(upgraded.t.tasks).insert(row());
+        assert.equal((await listTasks(upgraded, {}, 0, 10)).total, 3);
+      } finally {
+        await dropOwnTables({ db: upgraded });
+        await upgraded.close();
+      }
+    });
   });
 }

@@ -66,8 +66,9 @@ export interface Dialect {
    */
   upsert(knex: Knex, spec: UpsertSpec): Promise<void>;
   /**
-   * Inserts many new rows, all or none, more cheaply than knex's own insert, whose compile and bindings cost
-   * more than the engine takes to insert a row (SQLite, PostgreSQL). Undefined: knex inserts them.
+   * Inserts many new rows more cheaply than knex's own insert, whose compile and bindings cost more than the
+   * engine takes to insert a row (SQLite, PostgreSQL); rows of one shape (a bulk create's always are) all or
+   * none. Rows of several shapes go through knex, 500 to a statement. Undefined: knex inserts them.
    */
   insertRows?(knex: Knex, table: string, rows: Record<string, unknown>[]): Promise<void>;
   /**
@@ -147,7 +148,9 @@ export interface Dialect {
   openReader?(options: DbOptions): Reader | undefined;
   /**
    * Makes `counter` (a table with one row, `live`) hold how many rows of `table` are not soft-deleted, kept by
-   * triggers inside every statement that inserts, deletes or soft-deletes a row. Defined where a trigger costs
+   * triggers inside every statement that inserts, deletes or soft-deletes a row. SQLite drops a table's triggers
+   * when a migration rebuilds it (knex's SQLite alterTable does for most column changes): such a migration of
+   * `table` calls this again. REPLACE would not be counted (its delete fires no trigger); nothing writes tasks so. Defined where a trigger costs
    * about a microsecond a row and no writer waits on another for the counter (SQLite: one writer at a time);
    * elsewhere the counter row would serialise every node's inserts, and counts read the table
    * (db/counts.ts).

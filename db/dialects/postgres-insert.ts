@@ -1,20 +1,46 @@
 import type { Knex } from 'knex';
 import { insertByKnex, isRaw, sharedColumns } from './insert-rows.ts';
 
+/** ES2024's well-formed string methods: Node 20 has them, the project's ES2023 type library does not. */
+type WellFormed = { isWellFormed(): boolean; toWellFormed(): string };
+
+/**
+ * A row's values as the JSON the insert reads, or undefined where only knex stores them as it would: an
+ * undefined value (knex writes the column's default) or an object other than a Date (knex binds it as it is,
+ * where JSON would nest it). A string with a lone surrogate is made well-formed, as the driver sends it, because
+ * PostgreSQL refuses the escape JSON.stringify writes for one.
+ */
+function jsonRow(row: Record<string, unknown>, columns: string[]): Record<string, unknown> | undefined {
+  const out: Record<string, unknown> = {};
+  for (const c of columns) {
+    const v = row[c];
+    if (v === undefined || (typeof v === 'object' && v !== null && !(v instanceof Date))) return undefined;
+    const text = v as unknown as WellFormed;
+    out[c] = typeof v === 'string' && !text.isWellFormed() ? text.toWellFormed() : v;
+  }
+  return out;
+}
+
 /**
  * Inserts rows of one shape as a single statement that takes them all as one JSON parameter, made into rows of
  * the table's type by `json_populate_recordset` (graphile-worker adds jobs the same way). knex's multi-row
- * insert compiled and bound each value (seventeen a task), then renumbered every placeholder: about 30 µs of
- * this process's CPU per task of a bulk create, where JSON.stringify takes about 2. Raw values (the database
- * clock), the same in every row, are written once in the select list. One statement: all rows or none. Rows
- * of other shapes go through knex.
+ * insert compiled and bound each value (twelve to seventeen a task), then renumbered every placeholder: about
+ * 30 µs of this process's CPU per task of a bulk create, where building and stringifying its JSON takes about
+ * 2. Raw values (the database clock), the same in every row, are written once in the select list. One
+ * statement: all rows or none. Rows of other shapes, or with values JSON would not carry as knex does, go
+ * through knex.
  */
 export async function insertRows(knex: Knex, table: string, rows: Record<string, unknown>[]): Promise<void> {
   const columns = sharedColumns(rows);
   if (!columns) return insertByKnex(knex, table, rows);
   const first = rows[0]!;
-  // The key list keeps the raw values out of the JSON; a key left undefined reads as null, as knex binds it.
   const fromJson = columns.filter((c) => !isRaw(first[c]));
+  const data: Record<string, unknown>[] = [];
+  for (const row of rows) {
+    const values = jsonRow(row, fromJson);
+    if (!values) return insertByKnex(knex, table, rows);
+    data.push(values);
+  }
   const names = columns.map(() => '??').join(', ');
   const values = columns.map((c) => (isRaw(first[c]) ? '?' : '??')).join(', ');
   await knex.raw(`insert into ?? (${names}) select ${values} from json_populate_recordset(null::??, ?)`, [
@@ -22,6 +48,6 @@ export async function insertRows(knex: Knex, table: string, rows: Record<string,
     ...columns,
     ...columns.map((c) => (isRaw(first[c]) ? first[c] : c)),
     table,
-    JSON.stringify(rows, fromJson),
+    JSON.stringify(data),
   ]);
 }

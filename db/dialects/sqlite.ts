@@ -138,7 +138,7 @@ export const sqliteDialect: Dialect = {
     await change(
       'deleted',
       '(old.deleted_at is null) <> (new.deleted_at is null)',
-      'iif(new.deleted_at is null, 1, -1)',
+      'case when new.deleted_at is null then 1 else -1 end',
       'update of deleted_at',
     );
     await knex.raw('insert into ?? (id, live) select 1, count(*) from ?? where deleted_at is null', [counter, table]);
