@@ -148,12 +148,12 @@ export interface Dialect {
   openReader?(options: DbOptions): Reader | undefined;
   /**
    * Makes `counter` (a table with one row, `live`) hold how many rows of `table` are not soft-deleted, kept by
-   * triggers inside every statement that inserts, deletes or soft-deletes a row. SQLite drops a table's triggers
-   * when a migration rebuilds it (knex's SQLite alterTable does for most column changes): such a migration of
-   * `table` calls this again. REPLACE would not be counted (its delete fires no trigger); nothing writes tasks so. Defined where a trigger costs
+   * triggers inside every statement that inserts, deletes or soft-deletes a row. Defined where a trigger costs
    * about a microsecond a row and no writer waits on another for the counter (SQLite: one writer at a time);
-   * elsewhere the counter row would serialise every node's inserts, and counts read the table
-   * (db/counts.ts).
+   * elsewhere the counter row would serialise every node's inserts, and counts read the table (db/counts.ts).
+   * SQLite drops a table's triggers when a migration rebuilds it (knex's SQLite alterTable does for most column
+   * changes): such a migration of `table` calls this again. REPLACE would go uncounted (its delete fires no
+   * trigger); nothing writes tasks so.
    */
   keepLiveRowCount?(knex: Knex, table: string, counter: string): Promise<void>;
   /** Tables of this database whose names match the LIKE pattern (tooling and tests). */

@@ -37,13 +37,13 @@ export async function insertRows(knex: Knex, table: string, rows: Record<string,
   const fromJson = columns.filter((c) => !isRaw(first[c]));
   const data: Record<string, unknown>[] = [];
   for (const row of rows) {
-    const values = jsonRow(row, fromJson);
-    if (!values) return insertByKnex(knex, table, rows);
-    data.push(values);
+    const json = jsonRow(row, fromJson);
+    if (!json) return insertByKnex(knex, table, rows);
+    data.push(json);
   }
   const names = columns.map(() => '??').join(', ');
-  const values = columns.map((c) => (isRaw(first[c]) ? '?' : '??')).join(', ');
-  await knex.raw(`insert into ?? (${names}) select ${values} from json_populate_recordset(null::??, ?)`, [
+  const selected = columns.map((c) => (isRaw(first[c]) ? '?' : '??')).join(', ');
+  await knex.raw(`insert into ?? (${names}) select ${selected} from json_populate_recordset(null::??, ?)`, [
     table,
     ...columns,
     ...columns.map((c) => (isRaw(first[c]) ? first[c] : c)),
