@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import type { Database } from '../db/database.ts';
 import { dialectFor } from '../db/dialects/index.ts';
+import { KeptTaskRows } from '../db/repositories/listed-tasks.ts';
 import { listTasks } from '../db/repositories/tasks.ts';
 import { CLAIM_ORDER, claimable, toSql } from '../db/tasks/predicates.ts';
 import type { TaskTable } from '../db/tasks/table.ts';
@@ -43,7 +44,7 @@ for (const lane of lanes().filter((l) => l.name !== 'clickhouse')) {
     };
     /** The administrator's total as the task list answers it, checked against a count of the table. */
     const total = async () => {
-      const { total: n } = await listTasks(db, {}, 0, 10);
+      const { total: n } = await listTasks(db, new KeptTaskRows(0), {}, 0, 10);
       assert.equal(n, await live());
       return n;
     };
@@ -77,7 +78,7 @@ for (const lane of lanes().filter((l) => l.name !== 'clickhouse')) {
         const n = await total();
         await db.knex(db.t.taskCount).update({ live: n + 1000 });
         try {
-          assert.equal((await listTasks(db, {}, 0, 10)).total, n + 1000);
+          assert.equal((await listTasks(db, new KeptTaskRows(0), {}, 0, 10)).total, n + 1000);
         } finally {
           await db.knex(db.t.taskCount).update({ live: n });
         }
@@ -144,9 +145,9 @@ for (const lane of lanes().filter((l) => l.name !== 'clickhouse')) {
       const upgraded = openTestDatabase(database);
       try {
         await upgraded.migrate();
-        assert.equal((await listTasks(upgraded, {}, 0, 10)).total, 2);
+        assert.equal((await listTasks(upgraded, new KeptTaskRows(0), {}, 0, 10)).total, 2);
         await upgraded.knex(upgraded.t.tasks).insert(row());
-        assert.equal((await listTasks(upgraded, {}, 0, 10)).total, 3);
+        assert.equal((await listTasks(upgraded, new KeptTaskRows(0), {}, 0, 10)).total, 3);
       } finally {
         await dropOwnTables({ db: upgraded });
         await upgraded.close();

@@ -1,11 +1,13 @@
 import type { Knex } from 'knex';
 import type { Database } from '../database.ts';
 import { taskFromDb, type TaskRow } from '../tasks/row.ts';
-import { isoFromDb, type Dialect } from '../dialects/index.ts';
 import { countLiveRows, countOf, counted } from '../counts.ts';
 import { ShapedRead } from '../fixed-read.ts';
 import { pageWindow } from '../page-window.ts';
 import { whereContains } from '../where-contains.ts';
+import { KEY_COLUMNS, type KeptTaskRows, type ListedTask } from './listed-tasks.ts';
+
+export type { ListedTask };
 
 /**
  * The task API's reads (the engine's writes are the task store, db/tasks/). Each settles the store first, so
@@ -21,47 +23,6 @@ export async function findTask(
   if (!opts.withDeleted) q.whereNull('deleted_at');
   const row = (await q.first()) as Record<string, unknown> | undefined;
   return row ? taskFromDb(row) : undefined;
-}
-
-/** The columns lists show: a task as the API answers it, without the claim bookkeeping. */
-const LISTED_COLUMNS = [
-  'id',
-  'type',
-  'status',
-  'category',
-  'payload',
-  'progress',
-  'result',
-  'error',
-  'retry_count',
-  'max_retries',
-  'creator_id',
-  'cron_schedule_id',
-  'artifact_file_key',
-  'artifact_file_name',
-  'org_id',
-  'created_at',
-  'updated_at',
-  'started_at',
-  'finished_at',
-] as const;
-
-export type ListedTask = Pick<TaskRow, (typeof LISTED_COLUMNS)[number]>;
-
-/**
- * A listed row as read, converted in place: the read made the object for this answer alone, so a copy of it (a
- * spread, which V8 makes on a slow path) was pure cost. The bookkeeping columns are not read at all: on SQLite
- * they made a page half as dear again.
- */
-function listedTaskFromDb(raw: Record<string, unknown>): ListedTask {
-  raw.progress = Number(raw.progress);
-  raw.retry_count = Number(raw.retry_count);
-  raw.max_retries = Number(raw.max_retries);
-  raw.created_at = isoFromDb(raw.created_at);
-  raw.updated_at = isoFromDb(raw.updated_at);
-  raw.started_at = isoFromDb(raw.started_at);
-  raw.finished_at = isoFromDb(raw.finished_at);
-  return raw as unknown as ListedTask;
 }
 
 export interface TaskFilter {
@@ -85,7 +46,7 @@ function filtered(db: Database, f: TaskFilter): Knex.QueryBuilder {
 }
 
 const listed = (q: Knex.QueryBuilder, offset: number, limit: number) =>
-  pageWindow(q.select(LISTED_COLUMNS).orderBy([...newestFirst]), offset, limit);
+  pageWindow(q.select(KEY_COLUMNS).orderBy([...newestFirst]), offset, limit);
 
 type Window = { offset: number; limit: number };
 type Scope = { creatorId?: string; orgId?: string };
@@ -120,8 +81,13 @@ function readsOf(db: Database): TaskReads {
   return r;
 }
 
+/**
+ * A page of tasks, newest first, and how many match. Its rows come through `kept`: the page's ids and versions
+ * are read, and only the rows `kept` does not hold at those versions.
+ */
 export async function listTasks(
   db: Database,
+  kept: KeptTaskRows,
   f: TaskFilter,
   offset: number,
   limit: number,
@@ -135,7 +101,7 @@ export async function listTasks(
   else total = countLiveRows(db, db.t.tasks, db.t.taskCount);
   const page = f.search ? listed(filtered(db, f), offset, limit) : r.page.of({ ...scope, offset, limit });
   const n = await total;
-  return { rows: (await db.read(page)).map(listedTaskFromDb), total: n };
+  return { rows: await kept.of(db, await db.read(page)), total: n };
 }
 
 /** Tasks not deleted that are pending or running, or finished since `since` (a time as the database takes it). */
@@ -149,6 +115,7 @@ function liveOrFinishedSince(db: Database, since: unknown): Knex.QueryBuilder {
 /** A user's `user`-category tasks (of one organization, when given) that are pending or running, or finished since `since`; newest first. */
 export async function listRecentUserTasks(
   db: Database,
+  kept: KeptTaskRows,
   userId: string,
   since: Date,
   limit: number,
@@ -162,7 +129,7 @@ export async function listRecentUserTasks(
     offset: 0,
     limit,
   });
-  return (await db.read(read)).map(listedTaskFromDb);
+  return kept.of(db, await db.read(read));
 }
 
 /**

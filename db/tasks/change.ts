@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { fenceConditions, toSql, type TaskFence } from './predicates.ts';
-import { toDbPatch, type TaskPatch } from './row.ts';
+import { updateColumns, type TaskPatch } from './row.ts';
 import type { TaskTable } from './table.ts';
 
 export interface TaskChange {
@@ -33,7 +33,7 @@ export function changeStatement(table: TaskTable, k: Knex, group: TaskChange[]) 
         any.orWhere((one) => one.where('claim_id', claimId ?? null).whereIn('id', ids));
     });
   }
-  return toSql(table, q, fenceConditions({ ...fence, claimId: undefined })).update(toDbPatch(table, patch));
+  return toSql(table, q, fenceConditions({ ...fence, claimId: undefined })).update(updateColumns(table, patch));
 }
 
 /**

@@ -2,7 +2,7 @@ import type { Dialect } from '../dialects/index.ts';
 import type { ClaimSpec } from '../dialects/dialect.ts';
 import { changeStatement, groupApplied, type TaskChange } from './change.ts';
 import { CLAIM_ORDER, claimable, toSql } from './predicates.ts';
-import { byRunAfter, taskFromDb, toDbPatch, type TaskPatch, type TaskRow } from './row.ts';
+import { byRunAfter, nextVersion, taskFromDb, toDbPatch, type TaskPatch, type TaskRow } from './row.ts';
 import type { TaskTable } from './table.ts';
 
 export interface ClaimRequest {
@@ -27,7 +27,7 @@ export function claimColumns(table: TaskTable, c: ClaimRequest): Record<string, 
 
 /** The claim statement's parts: candidates (claimable, oldest first, at most `limit`) and what they take. */
 function claimSpec(table: TaskTable, c: ClaimRequest): ClaimSpec {
-  const set = claimColumns(table, c);
+  const set = Object.assign(claimColumns(table, c), nextVersion(table));
   return {
     table: table.name,
     candidates: (q) => toSql(table, q, claimable(c.types)).orderBy(CLAIM_ORDER).limit(c.limit),

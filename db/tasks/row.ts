@@ -1,3 +1,4 @@
+import type { Knex } from 'knex';
 import type { TaskJson } from '../../lib/task-schema.ts';
 import { isoFromDb } from '../dialects/index.ts';
 import type { TaskTable } from './table.ts';
@@ -14,7 +15,12 @@ export interface TaskRow extends TaskJson {
   cancel_requested: boolean;
   run_after: string;
   deleted_at: string | null;
-  /** Grows by one with each change where rows are versions (dialects without `claim`); 0 elsewhere. */
+  /**
+   * 0 when inserted; grows by one with every UPDATE in place (`updateColumns`, the claim) and every new row
+   * version on ClickHouse, so an id and a version name one state of the task as the API shows it: what the
+   * lists' kept rows are keyed by (db/repositories/listed-tasks.ts). A lease renewal in place, which changes nothing
+   * shown, leaves it.
+   */
   version: number;
 }
 
@@ -72,6 +78,16 @@ export function toDbPatch(table: TaskTable, patch: TaskPatch | TaskRow): Record<
     else out[k] = TIME_COLUMNS.has(k) && typeof v === 'string' ? table.dialect.toDbTime(new Date(v)) : v;
   }
   return out;
+}
+
+/** An UPDATE's columns: the patch as the database takes it, and the row's next version. */
+export function updateColumns(table: TaskTable, patch: TaskPatch): Record<string, unknown> {
+  return Object.assign(toDbPatch(table, patch), nextVersion(table));
+}
+
+/** The `version` column of an UPDATE in place: one more than the row held. */
+export function nextVersion(table: TaskTable): { version: Knex.Raw } {
+  return { version: table.knex.raw('?? + 1', ['version']) };
 }
 
 /** The row a task's insert stores, as read back (times as ISO strings, `at` for all three). */

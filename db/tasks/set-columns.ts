@@ -1,5 +1,5 @@
 import { fenceConditions, heldBy, toSql } from './predicates.ts';
-import { toDbPatch, type TaskPatch } from './row.ts';
+import { updateColumns, type TaskPatch } from './row.ts';
 import type { TaskTable } from './table.ts';
 
 /**
@@ -13,5 +13,5 @@ export async function setRunningColumns(
   patch: TaskPatch,
 ): Promise<boolean> {
   const q = toSql(table, table.knex(table.name).where('id', id), fenceConditions(heldBy(claimId)));
-  return (await q.update(toDbPatch(table, patch))) > 0;
+  return (await q.update(updateColumns(table, patch))) > 0;
 }

@@ -1,5 +1,6 @@
 import type { Database } from '../../db/database.ts';
 import { ReadCache } from '../../db/read-cache.ts';
+import { KeptTaskRows } from '../../db/repositories/listed-tasks.ts';
 import { findTask, listRecentUserTasks, listTasks, type ListedTask } from '../../db/repositories/tasks.ts';
 import type { TaskEngine } from '../../engine/engine.ts';
 import { toTaskJson, type TaskJson } from '../../engine/types.ts';
@@ -20,6 +21,7 @@ const RECENT_MS = 24 * 3_600_000;
 export class TaskService {
   private readonly pages: ReadCache<ReturnType<typeof page<ListedTask>>>;
   private readonly recents: ReadCache<ListedTask[]>;
+  private readonly rows: KeptTaskRows;
 
   constructor(
     private readonly db: Database,
@@ -29,6 +31,7 @@ export class TaskService {
   ) {
     this.pages = new ReadCache(db, cacheSize);
     this.recents = new ReadCache(db, cacheSize);
+    this.rows = new KeptTaskRows(cacheSize);
   }
 
   list(caller: Caller, p: Pagination & { search?: string }, { orgId, noCache }: ListScope = {}) {
@@ -38,6 +41,7 @@ export class TaskService {
       async () => {
         const { rows, total } = await listTasks(
           this.db,
+          this.rows,
           { creatorId, orgId, search: p.search },
           offsetOf(p),
           p.page_size,
@@ -74,7 +78,7 @@ export class TaskService {
   recent(caller: Caller, { orgId, noCache }: ListScope = {}): MaybePromise<TaskJson[]> {
     return this.recents.get(
       JSON.stringify([caller.id, orgId]),
-      () => listRecentUserTasks(this.db, caller.id, new Date(Date.now() - RECENT_MS), 10, orgId),
+      () => listRecentUserTasks(this.db, this.rows, caller.id, new Date(Date.now() - RECENT_MS), 10, orgId),
       (rows) => Math.min(...rows.map((r) => (r.finished_at ? Date.parse(r.finished_at) + RECENT_MS : Infinity))),
       noCache,
     );

@@ -1,35 +1,101 @@
+import { z } from 'zod';
 import { deepFreeze, isDeepFrozen } from '../../lib/deep-freeze.ts';
-import { andThen, type MaybePromise } from '../../lib/maybe-async.ts';
+import { andThen, isPromise, type MaybePromise } from '../../lib/maybe-async.ts';
 
 // The rule of frozen answers. A service deep-freezes (lib/deep-freeze.ts) an answer it keeps and hands out again,
 // a cached page or the caller's own record: such a value cannot change while it lives. So the work a transport
 // does on an answer is done once per frozen answer instead of once per request: its output validation, whose
-// result is frozen in turn, and each route's serialised body of it. Any other answer is worked on each time.
+// result is frozen in turn, and each route's serialised body of it. The same holds for the rows of an answer
+// made afresh from rows kept between requests (a task page read again, db/repositories/listed-tasks.ts): each
+// frozen row is validated and serialised once, the rest of the answer each time. Any other answer is worked on
+// each time.
 
-/** The procedure's output validation, run once per frozen answer. */
-export function validatedOncePerFrozen(
-  validate: (data: unknown) => MaybePromise<unknown>,
-): (data: unknown) => MaybePromise<unknown> {
+/** An answer's rows: an array answer is its rows, a list page holds them in `data`. */
+function rowsOf(answer: unknown): unknown[] | undefined {
+  if (Array.isArray(answer)) return answer;
+  const data = (answer as { data?: unknown } | null)?.data;
+  return Array.isArray(data) ? data : undefined;
+}
+
+/** The rows of an answer that is not frozen itself but whose rows all are; undefined for any other answer. */
+function frozenRowsOf(answer: unknown): unknown[] | undefined {
+  const rows = rowsOf(answer);
+  return rows && rows.length > 0 && rows.every(isDeepFrozen) ? rows : undefined;
+}
+
+/** The answer with `rows` in place of its own. */
+function withRows(answer: unknown, rows: unknown[]): unknown {
+  return Array.isArray(answer) ? rows : Object.assign({}, answer, { data: rows });
+}
+
+/** The schema of an output's rows (an array's elements, a list page's `data`), where it has rows. */
+export function rowSchemaOf(output: unknown): z.ZodType | undefined {
+  if (output instanceof z.ZodArray) return output.element as z.ZodType;
+  const data = output instanceof z.ZodObject ? output.shape.data : undefined;
+  return data instanceof z.ZodArray ? (data.element as z.ZodType) : undefined;
+}
+
+/** `run(value)`, kept per frozen value once it has passed (a failure is thrown again by the next request). */
+function keptPerValue(run: (value: unknown) => MaybePromise<unknown>): (value: object) => MaybePromise<unknown> {
   const kept = new WeakMap<object, unknown>();
-  return (data) => {
-    if (!isDeepFrozen(data)) return validate(data);
-    const validated = kept.get(data);
+  return (value) => {
+    const validated = kept.get(value);
     if (validated !== undefined) return validated;
-    // Kept once it has passed: a failure is thrown again by the next request.
-    return andThen(validate(data), (parsed) => {
-      kept.set(data, deepFreeze(parsed));
+    return andThen(run(value), (parsed) => {
+      kept.set(value, deepFreeze(parsed));
       return parsed;
     });
   };
 }
 
-/** A route's body of an answer: `serialise()` runs once per frozen answer. */
-export function serialisedOncePerFrozen(): (data: unknown, serialise: () => string) => string {
+/**
+ * The procedure's output validation, run once per frozen answer; given its rows' validation (`validateRow`),
+ * once per frozen row of an answer made afresh, the rest of that answer each time.
+ */
+export function validatedOncePerFrozen(
+  validate: (data: unknown) => MaybePromise<unknown>,
+  validateRow?: (row: unknown) => MaybePromise<unknown>,
+): (data: unknown) => MaybePromise<unknown> {
+  const answer = keptPerValue(validate);
+  const row = validateRow && keptPerValue(validateRow);
+  return (data) => {
+    if (isDeepFrozen(data)) return answer(data);
+    const rows = row && frozenRowsOf(data);
+    if (!rows) return validate(data);
+    return andThen(validate(withRows(data, [])), (rest) => {
+      const valid = rows.map((r) => row(r as object));
+      return valid.some(isPromise) ? Promise.all(valid).then((all) => withRows(rest, all)) : withRows(rest, valid);
+    });
+  };
+}
+
+/** Where the rows go in a body serialised with none: the first `data` key (REST's and tRPC's envelopes alike). */
+const NO_ROWS = '"data":[]';
+
+/**
+ * A route's body of an answer, `serialise(answer)` being the whole body: run once per frozen answer; for an
+ * answer made afresh from frozen rows, run on the answer without them, each row's JSON made once and put in.
+ */
+export function serialisedOncePerFrozen(): (data: unknown, serialise: (answer: unknown) => string) => string {
   const kept = new WeakMap<object, string>();
-  return (data, serialise) => {
-    if (!isDeepFrozen(data)) return serialise();
-    let body = kept.get(data);
-    if (body === undefined) kept.set(data, (body = serialise()));
+  const rowBodies = new WeakMap<object, string>();
+  const rowBody = (row: object) => {
+    let body = rowBodies.get(row);
+    if (body === undefined) rowBodies.set(row, (body = JSON.stringify(row)));
     return body;
+  };
+  return (data, serialise) => {
+    if (isDeepFrozen(data)) {
+      let body = kept.get(data);
+      if (body === undefined) kept.set(data, (body = serialise(data)));
+      return body;
+    }
+    const rows = frozenRowsOf(data);
+    if (!rows) return serialise(data);
+    const empty = serialise(withRows(data, []));
+    const found = empty.indexOf(NO_ROWS);
+    if (found < 0) return serialise(data);
+    const at = found + NO_ROWS.length - 1;
+    return `${empty.slice(0, at)}${rows.map((r) => rowBody(r as object)).join(',')}${empty.slice(at)}`;
   };
 }

@@ -160,8 +160,8 @@ export function registerRestRoutes(
         });
         return andThen(output, (data) => {
           reply.code(status).type('application/json; charset=utf-8');
-          return bodyOf(data, () =>
-            serialize(reply, route.meta.list ? { code: '0', ...(data as object) } : { code: '0', data }),
+          return bodyOf(data, (answer) =>
+            serialize(reply, route.meta.list ? { code: '0', ...(answer as object) } : { code: '0', data: answer }),
           );
         });
       },

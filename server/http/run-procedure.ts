@@ -2,7 +2,7 @@ import { getTRPCErrorFromUnknown, TRPCError, type AnyTRPCProcedure } from '@trpc
 import { getParseFn, isObject, middlewareMarker } from '@trpc/server/unstable-core-do-not-import';
 import { andThen, isPromise, type MaybePromise } from '../../lib/maybe-async.ts';
 import type { Context } from '../../routers/common/context.ts';
-import { validatedOncePerFrozen } from './frozen-answers.ts';
+import { rowSchemaOf, validatedOncePerFrozen } from './frozen-answers.ts';
 import {
   procedureDef,
   type CallOptions,
@@ -49,7 +49,15 @@ function chainOf(def: ProcedureDef): Level[] {
       return { kind: 'input', parse: getParseFn(def.inputs[nextInput++] as never) as Parse };
     if (native && middleware._type === 'output') {
       const parse = getParseFn(def.output as never) as Parse;
-      return { kind: 'output', validate: validatedOncePerFrozen((data) => validated(parse, data, badOutput)) };
+      const rowSchema = rowSchemaOf(def.output);
+      const parseRow = rowSchema && (getParseFn(rowSchema as never) as Parse);
+      return {
+        kind: 'output',
+        validate: validatedOncePerFrozen(
+          (data) => validated(parse, data, badOutput),
+          parseRow && ((row) => validated(parseRow, row, badOutput)),
+        ),
+      };
     }
     if (index === middlewares.length - 1 && typeof def.resolver === 'function') return { kind: 'resolve' };
     return { kind: 'use', middleware };

@@ -147,7 +147,7 @@ export function registerTrpcRoutes(app: FastifyInstance, { router, createContext
 
   // The body does not depend on the path: one for every route.
   const bodyOf = serialisedOncePerFrozen();
-  const serialised = (data: unknown): string => bodyOf(data, () => JSON.stringify({ result: { data } }));
+  const serialised = (data: unknown): string => bodyOf(data, (answer) => JSON.stringify({ result: { data: answer } }));
 
   const fallback = (request: FastifyRequest, reply: FastifyReply, path: string) =>
     fastifyRequestHandler({
