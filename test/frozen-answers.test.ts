@@ -32,6 +32,8 @@ describe('answers made afresh from frozen rows', () => {
     assert.equal(rowSchemaOf(z.array(row)), row);
     assert.equal(rowSchemaOf(row), undefined);
     assert.equal(rowSchemaOf(z.object({ data: z.string() })), undefined);
+    assert.equal(rowSchemaOf(z.array(row).min(1)), undefined, 'rows checked together are validated together');
+    assert.equal(rowSchemaOf(listOutput(row).extend({ data: z.array(row).max(5) })), undefined);
   });
 
   test('each frozen row is validated once; the rest of the answer every time', () => {

@@ -1,8 +1,9 @@
 import { TASKS_LAYOUT, type Migration } from './migration.ts';
 
 /**
- * A version on every task row. Engines that update rows in place leave it at 0; ClickHouse appends each change
- * as a whole row with the next version and reads the newest (its tasks table becomes a ReplacingMergeTree).
+ * A version on every task row. ClickHouse appends each change as a whole row with the next version and reads the
+ * newest (its tasks table becomes a ReplacingMergeTree). Engines that update rows in place left it at 0 at first;
+ * now each UPDATE grows it (db/tasks/row.ts), so the task lists can keep rows by version.
  */
 export const taskVersions: Migration = {
   name: '006_task_versions',

@@ -1,5 +1,6 @@
 import { deepFreeze } from '../../lib/deep-freeze.ts';
 import { lruCache, type Lru } from '../../lib/lru.ts';
+import type { MaybePromise } from '../../lib/maybe-async.ts';
 import type { Database } from '../database.ts';
 import { isoFromDb } from '../dialects/index.ts';
 import type { TaskRow } from '../tasks/row.ts';
@@ -48,48 +49,75 @@ function listedTaskFromDb(raw: Record<string, unknown>): ListedTask {
   return raw as unknown as ListedTask;
 }
 
+/** How long a row is kept at most: what a list may lag behind a node of a release before rows had versions. */
+const KEPT_MS = 5_000;
+
+/** A row kept larger than this (its payload, result and error) is read each time: a page must not pin megabytes. */
+const KEPT_TEXT = 4_096;
+
+const textOf = (row: ListedTask) => row.payload.length + (row.result?.length ?? 0) + (row.error?.length ?? 0);
+
 /**
  * Listed rows kept between requests, by id and version (a task's version grows with every change of its row, see
- * db/tasks/row.ts), at most `size` of them. A list reads only its page's ids and versions, then the rows it does
- * not keep at those versions: a page of ten rows cost SQLite three times a page of none, and their conversion,
- * validation and serialisation as much again. Kept rows are deep-frozen, so the transports validate and serialise
- * each once (server/http/frozen-answers.ts). Nothing here can go stale: a changed task has another version.
+ * db/tasks/row.ts), at most `size` of them and for at most five seconds. A list reads only its page's ids and
+ * versions, then the rows it does not keep at those versions: a page of ten rows cost SQLite three times a page of
+ * none, and their conversion, validation and serialisation as much again. Kept rows are deep-frozen, so the
+ * transports validate and serialise each once (server/http/frozen-answers.ts). A changed task has another
+ * version, so no kept row is ever shown for it; the five seconds bound what a node of an older release, which
+ * changes rows without growing their version, can leave a list showing while a cluster is being upgraded.
  */
 export class KeptTaskRows {
-  private readonly rows: Lru<string, { version: number; row: ListedTask }>;
+  private readonly rows: Lru<string, { version: number; row: ListedTask; until: number }>;
 
-  constructor(size: number) {
+  constructor(
+    size: number,
+    private readonly keptMs = KEPT_MS,
+  ) {
     this.rows = lruCache(size);
   }
 
   /**
-   * The rows of `keys` (as a list read them: `KEY_COLUMNS`), in their order. A task deleted between the two
-   * reads is left out, as if the list had been read after the delete.
+   * The rows of `keys` (as a list read them: `KEY_COLUMNS`), in their order; without a promise when all are
+   * kept. A task deleted between the two reads is left out, as if the list had been read after the delete.
    */
-  async of(db: Database, keys: Record<string, unknown>[]): Promise<ListedTask[]> {
-    const found: (ListedTask | undefined)[] = keys.map((k) => {
-      const kept = this.rows.get(String(k.id));
-      return kept?.version === Number(k.version) ? kept.row : undefined;
+  of(db: Database, keys: Record<string, unknown>[]): MaybePromise<ListedTask[]> {
+    const now = Date.now();
+    const found: (ListedTask | undefined)[] = new Array(keys.length);
+    let missing: string[] | undefined;
+    keys.forEach((k, i) => {
+      const id = String(k.id);
+      const kept = this.rows.get(id);
+      if (kept?.version === Number(k.version) && now < kept.until) found[i] = kept.row;
+      else (missing ??= []).push(id);
     });
-    const missing = keys.filter((_, i) => found[i] === undefined).map((k) => String(k.id));
-    if (missing.length > 0) {
-      const read = await db.read(
-        db
-          .knex(db.t.tasks)
-          .whereIn('id', missing)
-          .select([...LISTED_COLUMNS, 'version']),
-      );
-      const byId = new Map<string, ListedTask>();
-      for (const raw of read) {
-        const version = Number(raw.version);
-        // Deleted while it is the last property, V8 keeps the row's fast shape.
-        delete raw.version;
-        const row = deepFreeze(listedTaskFromDb(raw));
-        byId.set(row.id, row);
-        this.rows.set(row.id, { version, row });
-      }
-      keys.forEach((k, i) => (found[i] ??= byId.get(String(k.id))));
+    return missing ? this.read(db, keys, found, missing, now) : (found as ListedTask[]);
+  }
+
+  /** `found` completed with the `missing` rows, read and kept. */
+  private async read(
+    db: Database,
+    keys: Record<string, unknown>[],
+    found: (ListedTask | undefined)[],
+    missing: string[],
+    now: number,
+  ): Promise<ListedTask[]> {
+    const read = await db.read(
+      db
+        .knex(db.t.tasks)
+        .whereIn('id', missing)
+        .whereNull('deleted_at')
+        .select([...LISTED_COLUMNS, 'version']),
+    );
+    const byId = new Map<string, ListedTask>();
+    for (const raw of read) {
+      const version = Number(raw.version);
+      // Deleted while it is the last property, V8 keeps the row's fast shape.
+      delete raw.version;
+      const row = deepFreeze(listedTaskFromDb(raw));
+      byId.set(row.id, row);
+      if (textOf(row) <= KEPT_TEXT) this.rows.set(row.id, { version, row, until: now + this.keptMs });
     }
+    keys.forEach((k, i) => (found[i] ??= byId.get(String(k.id))));
     return found.filter((row) => row !== undefined);
   }
 }

@@ -19,7 +19,7 @@ export interface TaskRow extends TaskJson {
    * 0 when inserted; grows by one with every UPDATE in place (`updateColumns`, the claim) and every new row
    * version on ClickHouse, so an id and a version name one state of the task as the API shows it: what the
    * lists' kept rows are keyed by (db/repositories/listed-tasks.ts). A lease renewal in place, which changes nothing
-   * shown, leaves it.
+   * shown, leaves it (on ClickHouse a renewal is a new version too).
    */
   version: number;
 }

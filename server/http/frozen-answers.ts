@@ -28,11 +28,13 @@ function withRows(answer: unknown, rows: unknown[]): unknown {
   return Array.isArray(answer) ? rows : Object.assign({}, answer, { data: rows });
 }
 
-/** The schema of an output's rows (an array's elements, a list page's `data`), where it has rows. */
+/**
+ * The schema of an output's rows (an array's elements, a list page's `data`), where it has rows and checks
+ * nothing of them together (a length, a refinement): rows validated one by one must be all it checks.
+ */
 export function rowSchemaOf(output: unknown): z.ZodType | undefined {
-  if (output instanceof z.ZodArray) return output.element as z.ZodType;
-  const data = output instanceof z.ZodObject ? output.shape.data : undefined;
-  return data instanceof z.ZodArray ? (data.element as z.ZodType) : undefined;
+  const rows = output instanceof z.ZodObject ? output.shape.data : output;
+  return rows instanceof z.ZodArray && !rows._zod.def.checks?.length ? (rows.element as z.ZodType) : undefined;
 }
 
 /** `run(value)`, kept per frozen value once it has passed (a failure is thrown again by the next request). */
@@ -69,7 +71,12 @@ export function validatedOncePerFrozen(
   };
 }
 
-/** Where the rows go in a body serialised with none: the first `data` key (REST's and tRPC's envelopes alike). */
+/**
+ * Where the rows go in a body serialised with none: the first empty `data` array. REST's envelope holds the rows
+ * in its `data`, tRPC's in `result.data` (an array answer) or `result.data.data` (a list page), the first key
+ * that is an empty array either way. Frozen rows are the task lists' kept rows (db/repositories/listed-tasks.ts),
+ * plain objects of strings, numbers and nulls, whose JSON.stringify is what the routes' serializers write.
+ */
 const NO_ROWS = '"data":[]';
 
 /**
