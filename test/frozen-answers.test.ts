@@ -34,6 +34,7 @@ describe('answers made afresh from frozen rows', () => {
     assert.equal(rowSchemaOf(z.object({ data: z.string() })), undefined);
     assert.equal(rowSchemaOf(z.array(row).min(1)), undefined, 'rows checked together are validated together');
     assert.equal(rowSchemaOf(listOutput(row).extend({ data: z.array(row).max(5) })), undefined);
+    assert.equal(rowSchemaOf(pageSchema.refine((p) => p.data.length <= p.total)), undefined);
   });
 
   test('each frozen row is validated once; the rest of the answer every time', () => {

@@ -52,7 +52,7 @@ function listedTaskFromDb(raw: Record<string, unknown>): ListedTask {
 /** How long a row is kept at most: what a list may lag behind a node of a release before rows had versions. */
 const KEPT_MS = 5_000;
 
-/** A row kept larger than this (its payload, result and error) is read each time: a page must not pin megabytes. */
+/** A row with more characters than this in its payload, result and error is not kept: a page must not pin megabytes. */
 const KEPT_TEXT = 4_096;
 
 const textOf = (row: ListedTask) => row.payload.length + (row.result?.length ?? 0) + (row.error?.length ?? 0);

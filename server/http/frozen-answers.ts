@@ -30,9 +30,11 @@ function withRows(answer: unknown, rows: unknown[]): unknown {
 
 /**
  * The schema of an output's rows (an array's elements, a list page's `data`), where it has rows and checks
- * nothing of them together (a length, a refinement): rows validated one by one must be all it checks.
+ * nothing of them together (a length or a refinement of the array, or of the page around it): rows validated
+ * one by one must be all it checks.
  */
 export function rowSchemaOf(output: unknown): z.ZodType | undefined {
+  if (output instanceof z.ZodObject && output._zod.def.checks?.length) return undefined;
   const rows = output instanceof z.ZodObject ? output.shape.data : output;
   return rows instanceof z.ZodArray && !rows._zod.def.checks?.length ? (rows.element as z.ZodType) : undefined;
 }

@@ -116,7 +116,8 @@ async function measure(
   return {
     name,
     requests: r.requests.total,
-    seconds: duration,
+    // autocannon stops at its next one-second sample, so a run may last longer than it was asked to.
+    seconds: r.duration,
     rps: r.requests.average,
     p50: r.latency.p50,
     p99: r.latency.p99,
@@ -131,6 +132,14 @@ async function measure(
 const bare = await start('dist/tools/bench/serve-bare.js');
 const ceiling = await measure('bare fastify GET /bare', bare, '/bare');
 bare.proc.kill('SIGTERM');
+
+/** Stops a server and waits until it has exited (at once if it already had). */
+function stop(child: Child): Promise<unknown> {
+  if (child.proc.exitCode !== null || child.proc.signalCode !== null) return Promise.resolve();
+  const exited = new Promise((resolve) => child.proc.once('exit', resolve));
+  child.proc.kill('SIGTERM');
+  return exited;
+}
 
 /** Runs a seeding script of tools/bench on the database `childEnv` describes. */
 function seed(script: string, childEnv: NodeJS.ProcessEnv): Promise<void> {
@@ -260,20 +269,24 @@ async function backlogRows(): Promise<{ empty: Result[]; few: Result[]; backlog:
   await seed('seed-task-backlog.js', { ...envOf('few'), BENCH_BACKLOG: '20' });
   cpSync(join(base, 'few'), join(base, 'backlog'), { recursive: true });
   await seed('seed-task-backlog.js', envOf('backlog'));
-  const children = await Promise.all(states.map(([, dir]) => start('dist/tools/bench/serve-console.js', envOf(dir))));
+  const children: Child[] = [];
   try {
+    for (const [, dir] of states) children.push(await start('dist/tools/bench/serve-console.js', envOf(dir)));
     const turns: Result[][][] = states.map(() => BACKLOG_TARGETS.map(() => []));
+    // Each turn starts at the next database, so a drift within a turn does not always fall on the same one.
     for (let turn = 0; turn < TURNS; turn++)
-      for (const [i, child] of children.entries())
+      for (let k = 0; k < children.length; k++) {
+        const i = (turn + k) % children.length;
+        const child = children[i]!;
         for (const [j, [name, target]] of BACKLOG_TARGETS.entries()) {
           const headers = { authorization: `Bearer ${child.info.token}`, ...NO_CACHE };
           turns[i]![j]!.push(await measure(`${name} (${states[i]![0]})`, child, target, headers, seconds / TURNS));
         }
+      }
     const [empty, few, backlog] = turns.map((rows) => rows.map(combined));
     return { empty: empty!, few: few!, backlog: backlog! };
   } finally {
-    for (const child of children) child.proc.kill('SIGTERM');
-    await Promise.all(children.map((child) => new Promise((resolve) => child.proc.once('exit', resolve))));
+    await Promise.all(children.map(stop));
   }
 }
 
