@@ -16,3 +16,8 @@ export function isPromise<T>(value: MaybePromise<T>): value is Promise<T> {
 export function andThen<T, R>(value: MaybePromise<T>, fn: (value: T) => MaybePromise<R>): MaybePromise<R> {
   return isPromise(value) ? value.then(fn) : fn(value);
 }
+
+/** Every element settled; a promise only when one of them is. */
+export function all<T>(values: MaybePromise<T>[]): MaybePromise<T[]> {
+  return values.some(isPromise) ? Promise.all(values) : (values as T[]);
+}

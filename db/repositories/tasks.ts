@@ -45,7 +45,8 @@ function filtered(db: Database, f: TaskFilter): Knex.QueryBuilder {
   return q;
 }
 
-const listed = (q: Knex.QueryBuilder, offset: number, limit: number) =>
+/** A page's ids and versions, newest first (KeptTaskRows reads its rows). */
+const pageKeys = (q: Knex.QueryBuilder, offset: number, limit: number) =>
   pageWindow(q.select(KEY_COLUMNS).orderBy([...newestFirst]), offset, limit);
 
 type Window = { offset: number; limit: number };
@@ -65,13 +66,13 @@ function readsOf(db: Database): TaskReads {
   let r = reads.get(db);
   if (!r) {
     r = {
-      page: new ShapedRead((v) => listed(filtered(db, v), v.offset, v.limit), ['offset', 'limit']),
+      page: new ShapedRead((v) => pageKeys(filtered(db, v), v.offset, v.limit), ['offset', 'limit']),
       count: new ShapedRead((v) => filtered(db, v).count({ n: '*' })),
       recent: new ShapedRead(
         (v) => {
           const q = liveOrFinishedSince(db, v.since).where({ creator_id: v.userId, category: 'user' });
           if (v.orgId) q.where('org_id', v.orgId);
-          return listed(q, v.offset, v.limit);
+          return pageKeys(q, v.offset, v.limit);
         },
         ['offset', 'limit'],
       ),
@@ -99,7 +100,7 @@ export async function listTasks(
   if (f.search) total = countOf(db, filtered(db, f));
   else if (scope.creatorId || scope.orgId) total = counted(db, r.count.of(scope));
   else total = countLiveRows(db, db.t.tasks, db.t.taskCount);
-  const page = f.search ? listed(filtered(db, f), offset, limit) : r.page.of({ ...scope, offset, limit });
+  const page = f.search ? pageKeys(filtered(db, f), offset, limit) : r.page.of({ ...scope, offset, limit });
   const n = await total;
   return { rows: await kept.of(db, await db.read(page)), total: n };
 }

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { deepFreeze, isDeepFrozen } from '../../lib/deep-freeze.ts';
-import { andThen, isPromise, type MaybePromise } from '../../lib/maybe-async.ts';
+import { all, andThen, type MaybePromise } from '../../lib/maybe-async.ts';
 
 // The rule of frozen answers. A service deep-freezes (lib/deep-freeze.ts) an answer it keeps and hands out again,
 // a cached page or the caller's own record: such a value cannot change while it lives. So the work a transport
@@ -66,10 +66,9 @@ export function validatedOncePerFrozen(
     if (isDeepFrozen(data)) return answer(data);
     const rows = row && frozenRowsOf(data);
     if (!rows) return validate(data);
-    return andThen(validate(withRows(data, [])), (rest) => {
-      const valid = rows.map((r) => row(r as object));
-      return valid.some(isPromise) ? Promise.all(valid).then((all) => withRows(rest, all)) : withRows(rest, valid);
-    });
+    return andThen(validate(withRows(data, [])), (rest) =>
+      andThen(all(rows.map((r) => row(r as object))), (valid) => withRows(rest, valid)),
+    );
   };
 }
 
@@ -81,30 +80,32 @@ export function validatedOncePerFrozen(
  */
 const NO_ROWS = '"data":[]';
 
+/** A string made once per object (by the `make` of its first call) and kept while the object lives. */
+function oncePerObject(): (value: object, make: (value: object) => string) => string {
+  const kept = new WeakMap<object, string>();
+  return (value, make) => {
+    let made = kept.get(value);
+    if (made === undefined) kept.set(value, (made = make(value)));
+    return made;
+  };
+}
+
 /**
  * A route's body of an answer, `serialise(answer)` being the whole body: run once per frozen answer; for an
  * answer made afresh from frozen rows, run on the answer without them, each row's JSON made once and put in.
  */
 export function serialisedOncePerFrozen(): (data: unknown, serialise: (answer: unknown) => string) => string {
-  const kept = new WeakMap<object, string>();
-  const rowBodies = new WeakMap<object, string>();
-  const rowBody = (row: object) => {
-    let body = rowBodies.get(row);
-    if (body === undefined) rowBodies.set(row, (body = JSON.stringify(row)));
-    return body;
-  };
+  const answerBody = oncePerObject();
+  const rowBody = oncePerObject();
   return (data, serialise) => {
-    if (isDeepFrozen(data)) {
-      let body = kept.get(data);
-      if (body === undefined) kept.set(data, (body = serialise(data)));
-      return body;
-    }
+    if (isDeepFrozen(data)) return answerBody(data, serialise);
     const rows = frozenRowsOf(data);
     if (!rows) return serialise(data);
     const empty = serialise(withRows(data, []));
     const found = empty.indexOf(NO_ROWS);
     if (found < 0) return serialise(data);
     const at = found + NO_ROWS.length - 1;
-    return `${empty.slice(0, at)}${rows.map((r) => rowBody(r as object)).join(',')}${empty.slice(at)}`;
+    const bodies = rows.map((r) => rowBody(r as object, JSON.stringify));
+    return `${empty.slice(0, at)}${bodies.join(',')}${empty.slice(at)}`;
   };
 }

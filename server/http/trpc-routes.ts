@@ -10,7 +10,7 @@ import { fastifyRequestHandler } from '@trpc/server/adapters/fastify';
 import { getHTTPStatusCode } from '@trpc/server/http';
 import type { TRPCResponse } from '@trpc/server/rpc';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { andThen, isPromise, type MaybePromise } from '../../lib/maybe-async.ts';
+import { all, andThen, isPromise, type MaybePromise } from '../../lib/maybe-async.ts';
 import type { Context } from '../../routers/common/context.ts';
 import { serialisedOncePerFrozen } from './frozen-answers.ts';
 import { procedureDef, proceduresOf } from './procedure-def.ts';
@@ -123,11 +123,6 @@ function outcome(
   } catch (cause) {
     return failure(cause);
   }
-}
-
-/** Every element settled; a promise only when one of them is. */
-function all<T>(values: MaybePromise<T>[]): MaybePromise<T[]> {
-  return values.some(isPromise) ? Promise.all(values) : (values as T[]);
 }
 
 /**

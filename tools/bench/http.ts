@@ -129,10 +129,6 @@ async function measure(
   };
 }
 
-const bare = await start('dist/tools/bench/serve-bare.js');
-const ceiling = await measure('bare fastify GET /bare', bare, '/bare');
-bare.proc.kill('SIGTERM');
-
 /** Stops a server and waits until it has exited (at once if it already had). */
 function stop(child: Child): Promise<unknown> {
   if (child.proc.exitCode !== null || child.proc.signalCode !== null) return Promise.resolve();
@@ -140,6 +136,10 @@ function stop(child: Child): Promise<unknown> {
   child.proc.kill('SIGTERM');
   return exited;
 }
+
+const bare = await start('dist/tools/bench/serve-bare.js');
+const ceiling = await measure('bare fastify GET /bare', bare, '/bare');
+await stop(bare);
 
 /** Runs a seeding script of tools/bench on the database `childEnv` describes. */
 function seed(script: string, childEnv: NodeJS.ProcessEnv): Promise<void> {
@@ -181,7 +181,7 @@ async function consoleRows(database: string, extra: Record<string, string> = {})
   ] as const) {
     rows.push(await measure(`${name} (${database})`, child, target, { ...auth, ...NO_CACHE }));
   }
-  child.proc.kill('SIGTERM');
+  await stop(child);
   return rows;
 }
 
