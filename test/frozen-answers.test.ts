@@ -51,6 +51,17 @@ describe('answers made afresh from frozen rows', () => {
     assert.deepEqual(calls, { answers: 3, rows: 3 }, 'only the new row');
   });
 
+  test('a deep-frozen array of rows (a page handed out again) is validated once as a whole', () => {
+    const { calls, validate } = counted(pageSchema);
+    const rows = deepFreeze([deepFreeze({ id: 'a', n: 1 }), deepFreeze({ id: 'b', n: 2 })]);
+    const answer = () => ({ data: rows, total: 2, current: 1, page_size: 10 });
+    assert.deepEqual(validate(answer()), answer());
+    assert.deepEqual(validate(answer()), answer());
+    assert.deepEqual(calls, { answers: 2, rows: 2 }, 'the rows once, the rest of the page each time');
+    assert.throws(() => validate({ ...answer(), data: deepFreeze([deepFreeze({ id: 'x', n: 0.5 })]) }));
+    assert.throws(() => validate({ ...answer(), data: deepFreeze([deepFreeze({ id: 'x', n: 0.5 })]) }));
+  });
+
   test('a frozen row that fails is refused every time, and rows not frozen are validated with their answer', () => {
     const { calls, validate } = counted(z.array(row));
     const bad = deepFreeze({ id: 'x', n: 1.5 });
@@ -96,6 +107,14 @@ describe('answers made afresh from frozen rows', () => {
       assert.equal(envelopes, 2, `${name}: the rest of the answer, once per request`);
       assert.equal(rowsSerialised, 2, `${name}: each row once`);
       assert.equal(bodyOf({ data: [], total: 0 }, serialise), serialise({ data: [], total: 0 }), `${name}: no rows`);
+      // A page of the same rows handed out again is one deep-frozen array (db/repositories/listed-tasks.ts).
+      const page = deepFreeze([counting('c', 3), counting('d', 4)]);
+      const frozenPage = () => (name === 'REST array' ? page : { data: page, total: 2, current: 1, page_size: 10 });
+      const pageBody = serialise(frozenPage());
+      rowsSerialised = 0;
+      assert.equal(bodyOf(frozenPage(), serialise), pageBody, `${name}: a frozen page`);
+      assert.equal(bodyOf(frozenPage(), serialise), pageBody, `${name}: a frozen page again`);
+      assert.equal(rowsSerialised, 2, `${name}: a frozen page's rows serialised once`);
     }
   });
 });

@@ -116,13 +116,24 @@ for (const lane of lanes()) {
         recent.every((r) => second.get(r.id) === r),
         'the recent tasks share the kept rows',
       );
+      const recentAgain = await listRecentUserTasks(node.db, kept, creatorId, new Date(0), 10);
+      assert.equal(recentAgain, recent, 'the same rows again are the same frozen page');
+      assert.ok(isDeepFrozen(recentAgain));
+      await node.engine.cancel(a!);
+      const recentChanged = await listRecentUserTasks(node.db, kept, creatorId, new Date(0), 10);
+      assert.notEqual(recentChanged, recent, 'a page with a changed row is a new page');
+      assert.equal(recentChanged.find((r) => r.id === a)?.status, 'cancelled');
+      assert.equal(
+        recentChanged.find((r) => r.id === b),
+        second.get(b!),
+      );
 
       const large = (await node.engine.createMany([{ type: 'kept_idle', payload: 'x'.repeat(5000) }]))[0]!;
       const withLarge = byId((await listTasks(node.db, kept, {}, 0, 10)).rows);
       const largeAgain = byId((await listTasks(node.db, kept, {}, 0, 10)).rows);
       assert.notEqual(largeAgain.get(large), withLarge.get(large), 'a row of over 4 KB is read each time');
       assert.equal(largeAgain.get(large)?.payload.length, 5000);
-      assert.equal(largeAgain.get(a!), first.get(a!));
+      assert.equal(largeAgain.get(b!), second.get(b!));
 
       const none = new KeptTaskRows(0);
       const once = byId((await listTasks(node.db, none, {}, 0, 10)).rows);

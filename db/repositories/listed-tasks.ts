@@ -68,6 +68,11 @@ const textOf = (row: ListedTask) => row.payload.length + (row.result?.length ?? 
  */
 export class KeptTaskRows {
   private readonly rows: Lru<string, { version: number; row: ListedTask; until: number }>;
+  /**
+   * The last page handed out that began with each kept row. The same rows again are answered as that same
+   * deep-frozen array, which the transports then validate and serialise as a whole once, not row by row.
+   */
+  private readonly pages = new WeakMap<ListedTask, ListedTask[]>();
 
   constructor(
     size: number,
@@ -90,7 +95,17 @@ export class KeptTaskRows {
       if (kept?.version === Number(k.version) && now < kept.until) found[i] = kept.row;
       else (missing ??= []).push(id);
     });
-    return missing ? this.read(db, keys, found, missing, now) : (found as ListedTask[]);
+    return missing ? this.read(db, keys, found, missing, now) : this.samePage(found as ListedTask[]);
+  }
+
+  /** `rows` as the page handed out last with the same rows, if it was; a page of rows read just now is new. */
+  private samePage(rows: ListedTask[]): ListedTask[] {
+    const first = rows[0];
+    if (!first) return rows;
+    const last = this.pages.get(first);
+    if (last?.length === rows.length && last.every((row, i) => row === rows[i])) return last;
+    this.pages.set(first, deepFreeze(rows));
+    return rows;
   }
 
   /** `found` completed with the `missing` rows, read and kept. */
@@ -118,6 +133,6 @@ export class KeptTaskRows {
       if (textOf(row) <= KEPT_TEXT) this.rows.set(row.id, { version, row, until: now + this.keptMs });
     }
     keys.forEach((k, i) => (found[i] ??= byId.get(String(k.id))));
-    return found.filter((row) => row !== undefined);
+    return this.samePage(found.filter((row) => row !== undefined));
   }
 }

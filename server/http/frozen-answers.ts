@@ -7,8 +7,9 @@ import { all, andThen, type MaybePromise } from '../../lib/maybe-async.ts';
 // does on an answer is done once per frozen answer instead of once per request: its output validation, whose
 // result is frozen in turn, and each route's serialised body of it. The same holds for the rows of an answer
 // made afresh from rows kept between requests (a task page read again, db/repositories/listed-tasks.ts): each
-// frozen row is validated and serialised once, the rest of the answer each time. Any other answer is worked on
-// each time.
+// frozen row is validated and serialised once, the rest of the answer each time, and a deep-frozen array of such
+// rows (the same page handed out again) is validated and serialised as a whole once. Any other answer is worked
+// on each time.
 
 /** An answer's rows: an array answer is its rows, a list page holds them in `data`. */
 function rowsOf(answer: unknown): unknown[] | undefined {
@@ -20,7 +21,9 @@ function rowsOf(answer: unknown): unknown[] | undefined {
 /** The rows of an answer that is not frozen itself but whose rows all are; undefined for any other answer. */
 function frozenRowsOf(answer: unknown): unknown[] | undefined {
   const rows = rowsOf(answer);
-  return rows && rows.length > 0 && rows.every(isDeepFrozen) ? rows : undefined;
+  if (!rows || rows.length === 0) return undefined;
+  // A deep-frozen array's rows are frozen with it (the page handed out again): no row need be looked at.
+  return isDeepFrozen(rows as unknown) || rows.every(isDeepFrozen) ? rows : undefined;
 }
 
 /** The answer with `rows` in place of its own. */
@@ -62,12 +65,14 @@ export function validatedOncePerFrozen(
 ): (data: unknown) => MaybePromise<unknown> {
   const answer = keptPerValue(validate);
   const row = validateRow && keptPerValue(validateRow);
+  const eachRow = (rows: unknown[]) => all(rows.map((r) => row!(r as object)));
+  const frozenRows = keptPerValue((rows) => eachRow(rows as unknown[]));
   return (data) => {
     if (isDeepFrozen(data)) return answer(data);
     const rows = row && frozenRowsOf(data);
     if (!rows) return validate(data);
     return andThen(validate(withRows(data, [])), (rest) =>
-      andThen(all(rows.map((r) => row(r as object))), (valid) => withRows(rest, valid)),
+      andThen(isDeepFrozen(rows) ? frozenRows(rows) : eachRow(rows), (valid) => withRows(rest, valid as unknown[])),
     );
   };
 }
@@ -97,6 +102,8 @@ function oncePerObject(): (value: object, make: (value: object) => string) => st
 export function serialisedOncePerFrozen(): (data: unknown, serialise: (answer: unknown) => string) => string {
   const answerBody = oncePerObject();
   const rowBody = oncePerObject();
+  const rowsBody = oncePerObject();
+  const joined = (rows: object) => (rows as unknown[]).map((r) => rowBody(r as object, JSON.stringify)).join(',');
   return (data, serialise) => {
     if (isDeepFrozen(data)) return answerBody(data, serialise);
     const rows = frozenRowsOf(data);
@@ -105,7 +112,7 @@ export function serialisedOncePerFrozen(): (data: unknown, serialise: (answer: u
     const found = empty.indexOf(NO_ROWS);
     if (found < 0) return serialise(data);
     const at = found + NO_ROWS.length - 1;
-    const bodies = rows.map((r) => rowBody(r as object, JSON.stringify));
-    return `${empty.slice(0, at)}${bodies.join(',')}${empty.slice(at)}`;
+    const bodies = isDeepFrozen(rows) ? rowsBody(rows, joined) : joined(rows);
+    return `${empty.slice(0, at)}${bodies}${empty.slice(at)}`;
   };
 }
