@@ -22,3 +22,13 @@ const NOTHING: Lru<never, never> = {
 export function lruCache<K extends {}, V extends {}>(max: number): Lru<K, V> {
   return max > 0 ? new LRUCache<K, V>({ max }) : (NOTHING as Lru<K, V>);
 }
+
+/**
+ * A least-recently-used map whose entries weigh `weigh(value)` each (at least 1), at most `max` together: a bound
+ * on what its values hold rather than on their number. 0 keeps nothing, as above.
+ */
+export function weighedLruCache<K extends {}, V extends {}>(max: number, weigh: (value: V) => number): Lru<K, V> {
+  return max > 0
+    ? new LRUCache<K, V>({ maxSize: max, sizeCalculation: (value) => Math.max(1, weigh(value)) })
+    : (NOTHING as Lru<K, V>);
+}

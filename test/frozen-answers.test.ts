@@ -51,15 +51,29 @@ describe('answers made afresh from frozen rows', () => {
     assert.deepEqual(calls, { answers: 3, rows: 3 }, 'only the new row');
   });
 
-  test('a deep-frozen array of rows (a page handed out again) is validated once as a whole', () => {
+  test('a deep-frozen array of rows (a page handed out again) keeps its validated rows, built row by row', () => {
     const { calls, validate } = counted(pageSchema);
-    const rows = deepFreeze([deepFreeze({ id: 'a', n: 1 }), deepFreeze({ id: 'b', n: 2 })]);
+    const a = deepFreeze({ id: 'a', n: 1 });
+    const rows = deepFreeze([a, deepFreeze({ id: 'b', n: 2 })]);
     const answer = () => ({ data: rows, total: 2, current: 1, page_size: 10 });
-    assert.deepEqual(validate(answer()), answer());
-    assert.deepEqual(validate(answer()), answer());
+    const first = validate(answer()) as { data: unknown[] };
+    assert.deepEqual(first, answer());
+    assert.equal((validate(answer()) as { data: unknown[] }).data, first.data, 'the same validated rows again');
     assert.deepEqual(calls, { answers: 2, rows: 2 }, 'the rows once, the rest of the page each time');
-    assert.throws(() => validate({ ...answer(), data: deepFreeze([deepFreeze({ id: 'x', n: 0.5 })]) }));
-    assert.throws(() => validate({ ...answer(), data: deepFreeze([deepFreeze({ id: 'x', n: 0.5 })]) }));
+    const next = deepFreeze([a, deepFreeze({ id: 'c', n: 3 })]);
+    assert.deepEqual(validate({ ...answer(), data: next }), { ...answer(), data: [a, { id: 'c', n: 3 }] });
+    assert.deepEqual(calls, { answers: 3, rows: 3 }, 'a page sharing a row validates only its new one');
+
+    const arrays = counted(z.array(row));
+    const frozenArray = deepFreeze([a, deepFreeze({ id: 'd', n: 4 })]);
+    assert.deepEqual(arrays.validate(frozenArray), frozenArray);
+    assert.deepEqual(arrays.validate(deepFreeze([a])), [a]);
+    assert.deepEqual(arrays.calls, { answers: 0, rows: 2 }, 'a frozen array answer: row by row, each row once');
+    const bad = deepFreeze([deepFreeze({ id: 'x', n: 0.5 })]);
+    assert.throws(() => validate({ ...answer(), data: bad }));
+    assert.throws(() => validate({ ...answer(), data: bad }), 'a failure is not kept');
+    assert.throws(() => arrays.validate(bad));
+    assert.throws(() => arrays.validate(bad));
   });
 
   test('a frozen row that fails is refused every time, and rows not frozen are validated with their answer', () => {
@@ -108,13 +122,29 @@ describe('answers made afresh from frozen rows', () => {
       assert.equal(rowsSerialised, 2, `${name}: each row once`);
       assert.equal(bodyOf({ data: [], total: 0 }, serialise), serialise({ data: [], total: 0 }), `${name}: no rows`);
       // A page of the same rows handed out again is one deep-frozen array (db/repositories/listed-tasks.ts).
-      const page = deepFreeze([counting('c', 3), counting('d', 4)]);
-      const frozenPage = () => (name === 'REST array' ? page : { data: page, total: 2, current: 1, page_size: 10 });
-      const pageBody = serialise(frozenPage());
-      rowsSerialised = 0;
-      assert.equal(bodyOf(frozenPage(), serialise), pageBody, `${name}: a frozen page`);
-      assert.equal(bodyOf(frozenPage(), serialise), pageBody, `${name}: a frozen page again`);
-      assert.equal(rowsSerialised, 2, `${name}: a frozen page's rows serialised once`);
+      let joins = 0;
+      /** A frozen page counting how often its rows are mapped to JSON (`map` is read only to join them). */
+      const frozenPage = (...pageRows: object[]) =>
+        deepFreeze(
+          new Proxy(pageRows, {
+            get: (target, key, receiver) => {
+              if (key === 'map') joins++;
+              return Reflect.get(target, key, receiver);
+            },
+          }),
+        );
+      const c = counting('c', 3);
+      const pages = [frozenPage(c, counting('d', 4)), frozenPage(c, counting('e', 5))];
+      const around = (page: object) =>
+        name === 'REST array' ? page : { data: page, total: 2, current: 1, page_size: 10 };
+      for (const page of pages) {
+        const pageBody = serialise(around(page));
+        joins = 0;
+        assert.equal(bodyOf(around(page), serialise), pageBody, `${name}: a frozen page`);
+        assert.equal(bodyOf(around(page), serialise), pageBody, `${name}: a frozen page again`);
+        assert.equal(joins, 1, `${name}: a frozen page's rows joined once`);
+      }
+      assert.notEqual(bodyOf(around(pages[0]!), serialise), bodyOf(around(pages[1]!), serialise));
     }
   });
 });

@@ -116,10 +116,17 @@ for (const lane of lanes()) {
         recent.every((r) => second.get(r.id) === r),
         'the recent tasks share the kept rows',
       );
+      // b is the newer, so the row changed below is not the page's first.
+      assert.deepEqual(
+        recent.map((r) => r.id),
+        [b, a],
+      );
       const recentAgain = await listRecentUserTasks(node.db, kept, creatorId, new Date(0), 10);
       assert.equal(recentAgain, recent, 'the same rows again are the same frozen page');
       assert.ok(isDeepFrozen(recentAgain));
       await node.engine.cancel(a!);
+      // The task list reads the changed row and keeps it, so the recent tasks then find every row kept.
+      await listTasks(node.db, kept, {}, 0, 10);
       const recentChanged = await listRecentUserTasks(node.db, kept, creatorId, new Date(0), 10);
       assert.notEqual(recentChanged, recent, 'a page with a changed row is a new page');
       assert.equal(recentChanged.find((r) => r.id === a)?.status, 'cancelled');
@@ -133,6 +140,9 @@ for (const lane of lanes()) {
       const largeAgain = byId((await listTasks(node.db, kept, {}, 0, 10)).rows);
       assert.notEqual(largeAgain.get(large), withLarge.get(large), 'a row of over 4 KB is read each time');
       assert.equal(largeAgain.get(large)?.payload.length, 5000);
+      const pageWithLarge = (await listTasks(node.db, kept, {}, 0, 10)).rows;
+      assert.ok(!isDeepFrozen(pageWithLarge), 'a page with a row not kept is not remembered');
+      assert.notEqual((await listTasks(node.db, kept, {}, 0, 10)).rows, pageWithLarge);
       assert.equal(largeAgain.get(b!), second.get(b!));
 
       const none = new KeptTaskRows(0);

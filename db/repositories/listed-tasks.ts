@@ -1,5 +1,5 @@
 import { deepFreeze } from '../../lib/deep-freeze.ts';
-import { lruCache, type Lru } from '../../lib/lru.ts';
+import { lruCache, weighedLruCache, type Lru } from '../../lib/lru.ts';
 import type { MaybePromise } from '../../lib/maybe-async.ts';
 import type { Database } from '../database.ts';
 import { isoFromDb } from '../dialects/index.ts';
@@ -69,16 +69,18 @@ const textOf = (row: ListedTask) => row.payload.length + (row.result?.length ?? 
 export class KeptTaskRows {
   private readonly rows: Lru<string, { version: number; row: ListedTask; until: number }>;
   /**
-   * The last page handed out that began with each kept row. The same rows again are answered as that same
-   * deep-frozen array, which the transports then validate and serialise as a whole once, not row by row.
+   * Pages whose rows were all kept, by length, first and last id; at most `size` rows together. The transports
+   * keep their work per object (a page's validated rows, its joined JSON), so a page of the same rows again is
+   * answered as the same deep-frozen array rather than a new one of the same rows.
    */
-  private readonly pages = new WeakMap<ListedTask, ListedTask[]>();
+  private readonly pages: Lru<string, ListedTask[]>;
 
   constructor(
     size: number,
     private readonly keptMs = KEPT_MS,
   ) {
     this.rows = lruCache(size);
+    this.pages = weighedLruCache(size, (page) => page.length);
   }
 
   /**
@@ -98,13 +100,17 @@ export class KeptTaskRows {
     return missing ? this.read(db, keys, found, missing, now) : this.samePage(found as ListedTask[]);
   }
 
-  /** `rows` as the page handed out last with the same rows, if it was; a page of rows read just now is new. */
+  /**
+   * A page of kept rows as the page of the same rows handed out before, if there was one; else `rows`, frozen
+   * and remembered. Only pages of kept rows are remembered: they hold no row a list would not keep (over 4 KB).
+   */
   private samePage(rows: ListedTask[]): ListedTask[] {
     const first = rows[0];
     if (!first) return rows;
-    const last = this.pages.get(first);
-    if (last?.length === rows.length && last.every((row, i) => row === rows[i])) return last;
-    this.pages.set(first, deepFreeze(rows));
+    const key = `${rows.length}\u0000${first.id}\u0000${rows[rows.length - 1]!.id}`;
+    const last = this.pages.get(key);
+    if (last?.every((row, i) => row === rows[i])) return last;
+    this.pages.set(key, deepFreeze(rows));
     return rows;
   }
 
@@ -133,6 +139,6 @@ export class KeptTaskRows {
       if (textOf(row) <= KEPT_TEXT) this.rows.set(row.id, { version, row, until: now + this.keptMs });
     }
     keys.forEach((k, i) => (found[i] ??= byId.get(String(k.id))));
-    return this.samePage(found.filter((row) => row !== undefined));
+    return found.filter((row) => row !== undefined);
   }
 }

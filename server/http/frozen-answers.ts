@@ -7,9 +7,9 @@ import { all, andThen, type MaybePromise } from '../../lib/maybe-async.ts';
 // does on an answer is done once per frozen answer instead of once per request: its output validation, whose
 // result is frozen in turn, and each route's serialised body of it. The same holds for the rows of an answer
 // made afresh from rows kept between requests (a task page read again, db/repositories/listed-tasks.ts): each
-// frozen row is validated and serialised once, the rest of the answer each time, and a deep-frozen array of such
-// rows (the same page handed out again) is validated and serialised as a whole once. Any other answer is worked
-// on each time.
+// frozen row is validated and serialised once, the rest of the answer each time. A deep-frozen array of such rows
+// (the same page handed out again) has its validated rows and its rows' joined JSON kept as well, built from the
+// rows' own. Any other answer is worked on each time.
 
 /** An answer's rows: an array answer is its rows, a list page holds them in `data`. */
 function rowsOf(answer: unknown): unknown[] | undefined {
@@ -21,9 +21,7 @@ function rowsOf(answer: unknown): unknown[] | undefined {
 /** The rows of an answer that is not frozen itself but whose rows all are; undefined for any other answer. */
 function frozenRowsOf(answer: unknown): unknown[] | undefined {
   const rows = rowsOf(answer);
-  if (!rows || rows.length === 0) return undefined;
-  // A deep-frozen array's rows are frozen with it (the page handed out again): no row need be looked at.
-  return isDeepFrozen(rows as unknown) || rows.every(isDeepFrozen) ? rows : undefined;
+  return rows && rows.length > 0 && rows.every(isDeepFrozen) ? rows : undefined;
 }
 
 /** The answer with `rows` in place of its own. */
@@ -57,7 +55,8 @@ function keptPerValue(run: (value: unknown) => MaybePromise<unknown>): (value: o
 
 /**
  * The procedure's output validation, run once per frozen answer; given its rows' validation (`validateRow`),
- * once per frozen row of an answer made afresh, the rest of that answer each time.
+ * once per frozen row of an answer made afresh, the rest of that answer each time. A frozen array of frozen rows
+ * is validated row by row too, so a page that differs from the last in one row costs one row's validation.
  */
 export function validatedOncePerFrozen(
   validate: (data: unknown) => MaybePromise<unknown>,
@@ -68,7 +67,8 @@ export function validatedOncePerFrozen(
   const eachRow = (rows: unknown[]) => all(rows.map((r) => row!(r as object)));
   const frozenRows = keptPerValue((rows) => eachRow(rows as unknown[]));
   return (data) => {
-    if (isDeepFrozen(data)) return answer(data);
+    // A frozen array of frozen rows (a page handed out again) is its rows: validated from their own kept results.
+    if (isDeepFrozen(data)) return row && Array.isArray(data) && frozenRowsOf(data) ? frozenRows(data) : answer(data);
     const rows = row && frozenRowsOf(data);
     if (!rows) return validate(data);
     return andThen(validate(withRows(data, [])), (rest) =>
@@ -96,23 +96,28 @@ function oncePerObject(): (value: object, make: (value: object) => string) => st
 }
 
 /**
- * A route's body of an answer, `serialise(answer)` being the whole body: run once per frozen answer; for an
- * answer made afresh from frozen rows, run on the answer without them, each row's JSON made once and put in.
+ * A route's body of an answer, `serialise(answer)` being the whole body: made once per frozen answer; for an
+ * answer with frozen rows, `serialise` runs on the answer without them and each row's JSON, made once, is put in
+ * (the rows of a frozen array joined once).
  */
 export function serialisedOncePerFrozen(): (data: unknown, serialise: (answer: unknown) => string) => string {
   const answerBody = oncePerObject();
   const rowBody = oncePerObject();
   const rowsBody = oncePerObject();
   const joined = (rows: object) => (rows as unknown[]).map((r) => rowBody(r as object, JSON.stringify)).join(',');
-  return (data, serialise) => {
-    if (isDeepFrozen(data)) return answerBody(data, serialise);
+  /** The body with its frozen rows' JSON put in, or undefined where the answer has none or no place for them. */
+  const spliced = (data: unknown, serialise: (answer: unknown) => string): string | undefined => {
     const rows = frozenRowsOf(data);
-    if (!rows) return serialise(data);
+    if (!rows) return undefined;
     const empty = serialise(withRows(data, []));
     const found = empty.indexOf(NO_ROWS);
-    if (found < 0) return serialise(data);
+    if (found < 0) return undefined;
     const at = found + NO_ROWS.length - 1;
     const bodies = isDeepFrozen(rows) ? rowsBody(rows, joined) : joined(rows);
     return `${empty.slice(0, at)}${bodies}${empty.slice(at)}`;
+  };
+  return (data, serialise) => {
+    if (isDeepFrozen(data)) return answerBody(data, (d) => spliced(d, serialise) ?? serialise(d));
+    return spliced(data, serialise) ?? serialise(data);
   };
 }
