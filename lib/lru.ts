@@ -16,19 +16,13 @@ const NOTHING: Lru<never, never> = {
 };
 
 /**
- * A least-recently-used map of at most `max` entries (lru-cache). `cache.size: 0` turns caching off, a bound
- * lru-cache does not take, so 0 gives a map that keeps nothing.
+ * A least-recently-used map of at most `max` entries (lru-cache), or, given `weigh`, of entries weighing at most
+ * `max` together (each at least 1): a bound on what its values hold rather than on their number. `cache.size: 0`
+ * turns caching off, a bound lru-cache does not take, so 0 gives a map that keeps nothing.
  */
-export function lruCache<K extends {}, V extends {}>(max: number): Lru<K, V> {
-  return max > 0 ? new LRUCache<K, V>({ max }) : (NOTHING as Lru<K, V>);
-}
-
-/**
- * A least-recently-used map whose entries weigh `weigh(value)` each (at least 1), at most `max` together: a bound
- * on what its values hold rather than on their number. 0 keeps nothing, as above.
- */
-export function weighedLruCache<K extends {}, V extends {}>(max: number, weigh: (value: V) => number): Lru<K, V> {
-  return max > 0
+export function lruCache<K extends {}, V extends {}>(max: number, weigh?: (value: V) => number): Lru<K, V> {
+  if (max <= 0) return NOTHING as Lru<K, V>;
+  return weigh
     ? new LRUCache<K, V>({ maxSize: max, sizeCalculation: (value) => Math.max(1, weigh(value)) })
-    : (NOTHING as Lru<K, V>);
+    : new LRUCache<K, V>({ max });
 }

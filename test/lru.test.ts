@@ -28,3 +28,15 @@ test('a bound of 0 (cache.size: 0) keeps nothing', () => {
   cache.set('a', 1);
   assert.equal(cache.get('a'), undefined);
 });
+
+test('weighed entries are bounded by their weight together, and one heavier than the bound is not kept', () => {
+  const cache = lruCache<string, number[]>(5, (rows) => rows.length);
+  cache.set('a', [1, 2]);
+  cache.set('b', [1, 2]);
+  cache.set('c', [1, 2]);
+  assert.equal(cache.get('a'), undefined, 'three entries of 2 weigh over 5: the oldest goes');
+  assert.deepEqual(cache.get('c'), [1, 2]);
+  cache.set('d', [1, 2, 3, 4, 5, 6]);
+  assert.equal(cache.get('d'), undefined);
+  assert.deepEqual(cache.get('c'), [1, 2]);
+});

@@ -1,5 +1,5 @@
 import { deepFreeze } from '../../lib/deep-freeze.ts';
-import { lruCache, weighedLruCache, type Lru } from '../../lib/lru.ts';
+import { lruCache, type Lru } from '../../lib/lru.ts';
 import type { MaybePromise } from '../../lib/maybe-async.ts';
 import type { Database } from '../database.ts';
 import { isoFromDb } from '../dialects/index.ts';
@@ -80,7 +80,7 @@ export class KeptTaskRows {
     private readonly keptMs = KEPT_MS,
   ) {
     this.rows = lruCache(size);
-    this.pages = weighedLruCache(size, (page) => page.length);
+    this.pages = lruCache(size, (page) => page.length);
   }
 
   /**
