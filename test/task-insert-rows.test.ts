@@ -2,14 +2,16 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { isoFromDb } from '../db/dialects/index.ts';
-import { newTaskRow, startEngineNode, type EngineNode } from './support/engine-node.ts';
+import type { Database } from '../db/database.ts';
+import { newTaskRow, openLaneDatabase, startEngineNode, type EngineNode } from './support/engine-node.ts';
 import { lanes } from './support/harness.ts';
 
 for (const lane of lanes()) {
   describe(`new task rows the dialect inserts itself [${lane.name}]`, () => {
+    const database = lane.database();
     let node: EngineNode;
     before(async () => {
-      node = await startEngineNode(lane.database());
+      node = await startEngineNode(database);
     });
     after(() => node.close({ drop: true }));
 
@@ -117,6 +119,80 @@ for (const lane of lanes()) {
       await insertRows(node.db.knex, node.db.t.tasks, [ours, row({ run_after: clock })]);
       await node.db.knex(node.db.t.tasks).insert(knexs);
       assert.equal((await stored(ours.id)).rest.payload, (await stored(knexs.id)).rest.payload);
+    });
+
+    describe('on PostgreSQL, as a prepared statement', { skip: lane.name !== 'postgres' && 'PostgreSQL only' }, () => {
+      // One connection, so the statements it holds prepared are the ones the inserts made.
+      let one: Database;
+      before(async () => {
+        one = await openLaneDatabase({ ...database, max_open_connections: 1, max_idle_connections: 1 });
+      });
+      after(() => one.close());
+      const prepared = async () =>
+        (await one.knex.raw(`select statement from pg_prepared_statements where name like 'console\\_%'`)).rows.map(
+          (r: { statement: string }) => r.statement,
+        );
+      const insert = (db: Database, rows: Record<string, unknown>[]) =>
+        db.dialect.insertRows!(db.knex, db.t.tasks, rows);
+
+      test('is prepared once on a connection, then run again as it is, announced to query listeners', async () => {
+        const earlier = await prepared();
+        const announced: string[] = [];
+        const listen = (q: { sql: string }) => void announced.push(q.sql);
+        one.knex.on('query', listen);
+        const rows = [row(), row(), row()];
+        for (const r of rows) await insert(one, [{ ...r, run_after: one.dialect.clock(one.knex) }]);
+        one.knex.off('query', listen);
+        const made = (await prepared()).filter((s: string) => !earlier.includes(s));
+        assert.equal(made.length, 1, made.join('\n'));
+        assert.match(made[0]!, /json_populate_recordset\(null::"[^"]+", \$2\)$/);
+        assert.deepEqual(announced, [made[0], made[0], made[0]]);
+        const [counted] = await one
+          .knex(one.t.tasks)
+          .whereIn(
+            'id',
+            rows.map((r) => r.id),
+          )
+          .count({ n: '*' });
+        assert.equal(Number(counted?.n), 3);
+      });
+
+      test('a failed insert gives its connection back and reports the error to query listeners', async () => {
+        const r = row();
+        await insert(one, [r]);
+        const errors: unknown[] = [];
+        const listen = (e: unknown) => void errors.push(e);
+        one.knex.on('query-error', listen);
+        await assert.rejects(insert(one, [r]), (e: { code?: string }) => e.code === '23505');
+        one.knex.off('query-error', listen);
+        assert.equal(errors.length, 1);
+        // The pool's one connection is free again: a second insert does not wait for it.
+        await insert(one, [row()]);
+      });
+
+      test('a server that does not keep the prepared statement (a pooler in transaction mode) gets it unnamed', async () => {
+        await insert(one, [row()]);
+        // What PgBouncer in transaction mode does: the next statement meets a server connection without it.
+        await one.knex.raw('deallocate all');
+        const r = row();
+        await insert(one, [r]);
+        await insert(one, [row()]);
+        assert.deepEqual(await prepared(), [], 'nothing prepared again');
+        assert.equal((await one.knex(one.t.tasks).where('id', r.id)).length, 1);
+      });
+
+      test('in a transaction it runs on the connection of the transaction, and is undone with it', async () => {
+        const r = row();
+        await assert.rejects(
+          one.knex.transaction(async (trx) => {
+            await one.dialect.insertRows!(trx, one.t.tasks, [r]);
+            assert.equal((await trx(one.t.tasks).where('id', r.id)).length, 1);
+            throw new Error('undo');
+          }),
+          /undo/,
+        );
+        assert.equal((await one.knex(one.t.tasks).where('id', r.id)).length, 0);
+      });
     });
   });
 }

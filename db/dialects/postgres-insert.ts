@@ -1,5 +1,7 @@
 import type { Knex } from 'knex';
+import { lruCache } from '../../lib/lru.ts';
 import { insertByKnex, isRaw, sharedColumns } from './insert-rows.ts';
+import { runPrepared } from './postgres-prepared.ts';
 
 /** ES2024's well-formed string methods: Node 20 has them, the project's ES2023 type library does not. */
 type WellFormed = { isWellFormed(): boolean; toWellFormed(): string };
@@ -22,13 +24,27 @@ function jsonRow(row: Record<string, unknown>, columns: string[]): Record<string
 }
 
 /**
+ * Compiled inserts by shape (the table, its columns, the SQL of its raw values): the statement's text with
+ * numbered parameters, or false where its bindings did not come out in the order `insertRows` gives them (that
+ * shape then goes through knex each time).
+ */
+const compiledInserts = lruCache<string, string | false>(200);
+
+/** The statement's text, if knex bound exactly `values`, in their order. */
+function textOf(statement: Knex.Raw, values: unknown[]): string | false {
+  const { sql, bindings } = statement.toSQL().toNative();
+  return bindings.length === values.length && bindings.every((b, i) => b === values[i]) ? sql : false;
+}
+
+/**
  * Inserts rows of one shape as a single statement that takes them all as one JSON parameter, made into rows of
  * the table's type by `json_populate_recordset` (graphile-worker adds jobs the same way). knex's multi-row
  * insert compiled and bound each value (twelve to seventeen a task), then renumbered every placeholder: about
  * 30 µs of this process's CPU per task of a bulk create, where building and stringifying its JSON takes about
  * 2. Raw values (the database clock), the same in every row, are written once in the select list. One
- * statement: all rows or none. Rows of other shapes, or with values JSON would not carry as knex does, go
- * through knex.
+ * statement: all rows or none. Its text is compiled once per shape and run as a prepared statement
+ * (postgres-prepared.ts), except in a transaction, whose own connection knex runs it on. Rows of other shapes,
+ * or with values JSON would not carry as knex does, go through knex.
  */
 export async function insertRows(knex: Knex, table: string, rows: Record<string, unknown>[]): Promise<void> {
   const columns = sharedColumns(rows);
@@ -41,13 +57,34 @@ export async function insertRows(knex: Knex, table: string, rows: Record<string,
     if (!json) return insertByKnex(knex, table, rows);
     data.push(json);
   }
-  const names = columns.map(() => '??').join(', ');
-  const selected = columns.map((c) => (isRaw(first[c]) ? '?' : '??')).join(', ');
-  await knex.raw(`insert into ?? (${names}) select ${selected} from json_populate_recordset(null::??, ?)`, [
-    table,
-    ...columns,
-    ...columns.map((c) => (isRaw(first[c]) ? first[c] : c)),
-    table,
-    JSON.stringify(data),
-  ]);
+  const json = JSON.stringify(data);
+  const statement = () => {
+    const names = columns.map(() => '??').join(', ');
+    const selected = columns.map((c) => (isRaw(first[c]) ? '?' : '??')).join(', ');
+    return knex.raw(`insert into ?? (${names}) select ${selected} from json_populate_recordset(null::??, ?)`, [
+      table,
+      ...columns,
+      ...columns.map((c) => (isRaw(first[c]) ? first[c] : c)),
+      table,
+      json,
+    ]);
+  };
+  if (knex.isTransaction) return void (await statement());
+  const shape = [table];
+  const values: unknown[] = [];
+  for (const c of columns) {
+    const value = first[c];
+    if (!isRaw(value)) shape.push(c);
+    else {
+      const { sql, bindings } = value.toSQL();
+      shape.push(`${c}=${sql}`);
+      values.push(...bindings);
+    }
+  }
+  values.push(json);
+  const key = shape.join('\u0000');
+  let text = compiledInserts.get(key);
+  if (text === undefined) compiledInserts.set(key, (text = textOf(statement(), values)));
+  if (text === false) await statement();
+  else await runPrepared(knex, text, values);
 }
