@@ -122,66 +122,106 @@ for (const lane of lanes()) {
     });
 
     describe('on PostgreSQL, as a prepared statement', { skip: lane.name !== 'postgres' && 'PostgreSQL only' }, () => {
-      // One connection, so the statements it holds prepared are the ones the inserts made.
-      let one: Database;
-      before(async () => {
-        one = await openLaneDatabase({ ...database, max_open_connections: 1, max_idle_connections: 1 });
-      });
-      after(() => one.close());
-      const prepared = async () =>
-        (await one.knex.raw(`select statement from pg_prepared_statements where name like 'console\\_%'`)).rows.map(
+      // Each test on a pool of one connection: the statements it holds prepared are the ones the inserts made, and
+      // an insert that kept its connection would leave the next one waiting (each test fails by its timeout).
+      const opened: Database[] = [];
+      const single = async () => {
+        const db = await openLaneDatabase({ ...database, max_open_connections: 1, max_idle_connections: 1 });
+        opened.push(db);
+        return db;
+      };
+      after(() => Promise.all(opened.map((db) => db.close())));
+      const prepared = async (db: Database) =>
+        (await db.knex.raw(`select statement from pg_prepared_statements where name like 'console\\_%'`)).rows.map(
           (r: { statement: string }) => r.statement,
         );
       const insert = (db: Database, rows: Record<string, unknown>[]) =>
         db.dialect.insertRows!(db.knex, db.t.tasks, rows);
-
-      test('is prepared once on a connection, then run again as it is, announced to query listeners', async () => {
-        const earlier = await prepared();
-        const announced: string[] = [];
-        const listen = (q: { sql: string }) => void announced.push(q.sql);
-        one.knex.on('query', listen);
-        const rows = [row(), row(), row()];
-        for (const r of rows) await insert(one, [{ ...r, run_after: one.dialect.clock(one.knex) }]);
-        one.knex.off('query', listen);
-        const made = (await prepared()).filter((s: string) => !earlier.includes(s));
-        assert.equal(made.length, 1, made.join('\n'));
-        assert.match(made[0]!, /json_populate_recordset\(null::"[^"]+", \$2\)$/);
-        assert.deepEqual(announced, [made[0], made[0], made[0]]);
-        const [counted] = await one
-          .knex(one.t.tasks)
-          .whereIn(
-            'id',
-            rows.map((r) => r.id),
-          )
-          .count({ n: '*' });
-        assert.equal(Number(counted?.n), 3);
-      });
-
-      test('a failed insert gives its connection back and reports the error to query listeners', async () => {
-        const r = row();
-        await insert(one, [r]);
+      const clocked = (db: Database) => ({ ...row(), run_after: db.dialect.clock(db.knex) });
+      /** The statements `work` announced to the query listeners, and the errors it reported to them. */
+      const heard = async (db: Database, work: () => Promise<unknown>) => {
+        const queries: string[] = [];
         const errors: unknown[] = [];
-        const listen = (e: unknown) => void errors.push(e);
-        one.knex.on('query-error', listen);
-        await assert.rejects(insert(one, [r]), (e: { code?: string }) => e.code === '23505');
-        one.knex.off('query-error', listen);
-        assert.equal(errors.length, 1);
-        // The pool's one connection is free again: a second insert does not wait for it.
-        await insert(one, [row()]);
-      });
+        const query = (q: { sql: string }) => void queries.push(q.sql);
+        const error = (e: unknown) => void errors.push(e);
+        db.knex.on('query', query).on('query-error', error);
+        try {
+          await work();
+        } finally {
+          db.knex.off('query', query).off('query-error', error);
+        }
+        return { queries, errors };
+      };
+      const limits = { timeout: 20_000 };
 
-      test('a server that does not keep the prepared statement (a pooler in transaction mode) gets it unnamed', async () => {
-        await insert(one, [row()]);
-        // What PgBouncer in transaction mode does: the next statement meets a server connection without it.
-        await one.knex.raw('deallocate all');
+      test(
+        'is prepared once on a connection, then run again as it is, announced to query listeners',
+        limits,
+        async () => {
+          const one = await single();
+          const rows = [clocked(one), clocked(one), clocked(one)];
+          const { queries } = await heard(one, async () => {
+            for (const r of rows) await insert(one, [r]);
+          });
+          const made = await prepared(one);
+          assert.equal(made.length, 1, made.join('\n'));
+          assert.match(made[0]!, /json_populate_recordset\(null::"[^"]+", \$2\)$/);
+          assert.deepEqual(queries, [made[0], made[0], made[0]]);
+          const [counted] = await one
+            .knex(one.t.tasks)
+            .whereIn(
+              'id',
+              rows.map((r) => r.id),
+            )
+            .count({ n: '*' });
+          assert.equal(Number(counted?.n), 3);
+        },
+      );
+
+      test('a failed insert gives its connection back and reports the error to query listeners', limits, async () => {
+        const one = await single();
         const r = row();
         await insert(one, [r]);
+        const { errors } = await heard(one, () =>
+          assert.rejects(insert(one, [r]), (e: { code?: string }) => e.code === '23505'),
+        );
+        assert.equal(errors.length, 1);
         await insert(one, [row()]);
-        assert.deepEqual(await prepared(), [], 'nothing prepared again');
-        assert.equal((await one.knex(one.t.tasks).where('id', r.id)).length, 1);
       });
 
-      test('in a transaction it runs on the connection of the transaction, and is undone with it', async () => {
+      // What a pooler in transaction mode that keeps no prepared statements does: a statement meets a server
+      // connection that does not hold its name (26000), or that holds it from another client (42P05).
+      const refusals = [
+        ['unknown there', 'deallocate all', '26000'],
+        ['taken there', 'forget', '42P05'],
+      ] as const;
+      for (const [what, how, code] of refusals)
+        test(`a statement whose name is ${what} runs unnamed, and so does every later one`, limits, async () => {
+          const one = await single();
+          await insert(one, [clocked(one)]);
+          if (how === 'deallocate all') await one.knex.raw('deallocate all');
+          else {
+            // The driver forgets what it prepared; the server still holds it.
+            const connection = await one.knex.client.acquireConnection();
+            connection.connection.parsedStatements = {};
+            await one.knex.client.releaseConnection(connection);
+          }
+          const r = clocked(one);
+          const refused = await heard(one, () => insert(one, [r]));
+          assert.deepEqual(
+            refused.errors.map((e) => (e as { code?: string }).code),
+            [code],
+          );
+          assert.equal(refused.queries.length, 2, 'refused, then run unnamed');
+          await one.knex.raw('deallocate all');
+          const later = await heard(one, () => insert(one, [clocked(one)]));
+          assert.deepEqual([later.queries.length, later.errors.length], [1, 0], 'no named attempt any more');
+          assert.deepEqual(await prepared(one), [], 'nothing prepared again');
+          assert.equal((await one.knex(one.t.tasks).where('id', r.id)).length, 1);
+        });
+
+      test('in a transaction it runs on the connection of the transaction, and is undone with it', limits, async () => {
+        const one = await single();
         const r = row();
         await assert.rejects(
           one.knex.transaction(async (trx) => {

@@ -25,12 +25,12 @@ function jsonRow(row: Record<string, unknown>, columns: string[]): Record<string
 
 /**
  * Compiled inserts by shape (the table, its columns, the SQL of its raw values): the statement's text with
- * numbered parameters, or false where its bindings did not come out in the order `insertRows` gives them (that
- * shape then goes through knex each time).
+ * numbered parameters, or false should knex ever bind a shape's values otherwise than `insertRows` lists them
+ * (that shape then goes through knex each time).
  */
 const compiledInserts = lruCache<string, string | false>(200);
 
-/** The statement's text, if knex bound exactly `values`, in their order. */
+/** The statement's text, if knex bound `values`, in their order. */
 function textOf(statement: Knex.Raw, values: unknown[]): string | false {
   const { sql, bindings } = statement.toSQL().toNative();
   return bindings.length === values.length && bindings.every((b, i) => b === values[i]) ? sql : false;
@@ -70,21 +70,22 @@ export async function insertRows(knex: Knex, table: string, rows: Record<string,
     ]);
   };
   if (knex.isTransaction) return void (await statement());
-  const shape = [table];
+  const shape: unknown[] = [table];
   const values: unknown[] = [];
   for (const c of columns) {
     const value = first[c];
     if (!isRaw(value)) shape.push(c);
     else {
       const { sql, bindings } = value.toSQL();
-      shape.push(`${c}=${sql}`);
+      shape.push([c, sql]);
       values.push(...bindings);
     }
   }
   values.push(json);
-  const key = shape.join('\u0000');
+  const key = JSON.stringify(shape);
   let text = compiledInserts.get(key);
-  if (text === undefined) compiledInserts.set(key, (text = textOf(statement(), values)));
-  if (text === false) await statement();
+  let compiled: Knex.Raw | undefined;
+  if (text === undefined) compiledInserts.set(key, (text = textOf((compiled = statement()), values)));
+  if (text === false) await (compiled ?? statement());
   else await runPrepared(knex, text, values);
 }
