@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { isoFromDb } from '../db/dialects/index.ts';
+import { runPrepared } from '../db/dialects/postgres-prepared.ts';
 import type { Database } from '../db/database.ts';
 import { newTaskRow, openLaneDatabase, startEngineNode, type EngineNode } from './support/engine-node.ts';
 import { lanes } from './support/harness.ts';
@@ -219,6 +220,22 @@ for (const lane of lanes()) {
           assert.deepEqual(await prepared(one), [], 'nothing prepared again');
           assert.equal((await one.knex(one.t.tasks).where('id', r.id)).length, 1);
         });
+
+      test(
+        'a statement knex binds otherwise than its caller lists runs through knex, never prepared',
+        limits,
+        async () => {
+          const one = await single();
+          const set = () => one.knex.raw(`select set_config('console.test_bound', ?, false)`, ['built']);
+          const { queries } = await heard(one, () =>
+            runPrepared(one.knex, 'test: values listed wrong', set, ['listed']),
+          );
+          assert.equal(queries.length, 1);
+          assert.deepEqual(await prepared(one), []);
+          const [setting] = (await one.knex.raw(`select current_setting('console.test_bound') as v`)).rows;
+          assert.equal(setting.v, 'built', "knex's own binding ran");
+        },
+      );
 
       test('in a transaction it runs on the connection of the transaction, and is undone with it', limits, async () => {
         const one = await single();

@@ -1,5 +1,4 @@
 import type { Knex } from 'knex';
-import { lruCache } from '../../lib/lru.ts';
 import { insertByKnex, isRaw, sharedColumns } from './insert-rows.ts';
 import { runPrepared } from './postgres-prepared.ts';
 
@@ -24,27 +23,13 @@ function jsonRow(row: Record<string, unknown>, columns: string[]): Record<string
 }
 
 /**
- * Compiled inserts by shape (the table, its columns, the SQL of its raw values): the statement's text with
- * numbered parameters, or false should knex ever bind a shape's values otherwise than `insertRows` lists them
- * (that shape then goes through knex each time).
- */
-const compiledInserts = lruCache<string, string | false>(200);
-
-/** The statement's text, if knex bound `values`, in their order. */
-function textOf(statement: Knex.Raw, values: unknown[]): string | false {
-  const { sql, bindings } = statement.toSQL().toNative();
-  return bindings.length === values.length && bindings.every((b, i) => b === values[i]) ? sql : false;
-}
-
-/**
  * Inserts rows of one shape as a single statement that takes them all as one JSON parameter, made into rows of
  * the table's type by `json_populate_recordset` (graphile-worker adds jobs the same way). knex's multi-row
  * insert compiled and bound each value (twelve to seventeen a task), then renumbered every placeholder: about
  * 30 µs of this process's CPU per task of a bulk create, where building and stringifying its JSON takes about
  * 2. Raw values (the database clock), the same in every row, are written once in the select list. One
- * statement: all rows or none. Its text is compiled once per shape and run as a prepared statement
- * (postgres-prepared.ts), except in a transaction, whose own connection knex runs it on. Rows of other shapes,
- * or with values JSON would not carry as knex does, go through knex.
+ * statement: all rows or none, run as a prepared statement compiled once per shape (postgres-prepared.ts). Rows
+ * of other shapes, or with values JSON would not carry as knex does, go through knex.
  */
 export async function insertRows(knex: Knex, table: string, rows: Record<string, unknown>[]): Promise<void> {
   const columns = sharedColumns(rows);
@@ -58,18 +43,8 @@ export async function insertRows(knex: Knex, table: string, rows: Record<string,
     data.push(json);
   }
   const json = JSON.stringify(data);
-  const statement = () => {
-    const names = columns.map(() => '??').join(', ');
-    const selected = columns.map((c) => (isRaw(first[c]) ? '?' : '??')).join(', ');
-    return knex.raw(`insert into ?? (${names}) select ${selected} from json_populate_recordset(null::??, ?)`, [
-      table,
-      ...columns,
-      ...columns.map((c) => (isRaw(first[c]) ? first[c] : c)),
-      table,
-      json,
-    ]);
-  };
-  if (knex.isTransaction) return void (await statement());
+  // The shape (all the statement's text depends on: table, columns, the raw values' SQL) and the values it
+  // binds, in order: the raw values' own, then the rows' JSON.
   const shape: unknown[] = [table];
   const values: unknown[] = [];
   for (const c of columns) {
@@ -82,10 +57,16 @@ export async function insertRows(knex: Knex, table: string, rows: Record<string,
     }
   }
   values.push(json);
-  const key = JSON.stringify(shape);
-  let text = compiledInserts.get(key);
-  let compiled: Knex.Raw | undefined;
-  if (text === undefined) compiledInserts.set(key, (text = textOf((compiled = statement()), values)));
-  if (text === false) await (compiled ?? statement());
-  else await runPrepared(knex, text, values);
+  const statement = () => {
+    const names = columns.map(() => '??').join(', ');
+    const selected = columns.map((c) => (isRaw(first[c]) ? '?' : '??')).join(', ');
+    return knex.raw(`insert into ?? (${names}) select ${selected} from json_populate_recordset(null::??, ?)`, [
+      table,
+      ...columns,
+      ...columns.map((c) => (isRaw(first[c]) ? first[c] : c)),
+      table,
+      json,
+    ]);
+  };
+  await runPrepared(knex, JSON.stringify(shape), statement, values);
 }

@@ -9,12 +9,27 @@ interface PgConnection {
 }
 
 /**
- * Statement names, made from the text: one name means one text in every process, so a server connection that a
- * pooler shares between nodes never holds a name for another statement (node-postgres, having prepared a name on
- * its connection, only sends "run this name"). Kept, as hashing a statement costs more than looking it up.
+ * A compiled statement: its text with numbered parameters (`$1`…) and the name it is prepared under, the SHA-1
+ * of the text. One name means one text in every process, so a server connection that a pooler shares between
+ * nodes never holds a name for another statement (node-postgres, having prepared a name on its connection,
+ * only sends "run this name").
  */
-const names = lruCache<string, string>(500);
-const nameOf = (text: string) => `console_${createHash('sha1').update(text).digest('hex')}`;
+interface Prepared {
+  name: string;
+  text: string;
+}
+
+/**
+ * Statements by shape, compiled at a shape's first run; false where knex bound other values than the caller
+ * lists, or in another order (that shape then runs through knex each time rather than prepared wrongly).
+ */
+const compiled = lruCache<string, Prepared | false>(200);
+
+function preparedOf(statement: Knex.Raw, values: unknown[]): Prepared | false {
+  const { sql, bindings } = statement.toSQL().toNative();
+  if (bindings.length !== values.length || bindings.some((b, i) => b !== values[i])) return false;
+  return { name: `console_${createHash('sha1').update(sql).digest('hex')}`, text: sql };
+}
 
 /**
  * Pools whose server refused a prepared statement: a pooler in transaction mode that keeps none (PgBouncer
@@ -26,22 +41,26 @@ const unprepared = new WeakSet<object>();
 const REFUSED = new Set(['26000', '42P05']);
 
 /**
- * Runs `text` (numbered parameters, `$1`…) as a named prepared statement on a connection of knex's pool, so
- * PostgreSQL parses and plans it once per connection instead of at every run: for a one-task insert the server
- * spent 0.24 of its 0.36 ms parsing and planning (docs/decisions.md). Announced as knex announces its
- * statements (slow-query log, traces). Not retried as knex's statements are (db/retry.ts): the callers insert new
- * rows, which lose to no concurrent work.
+ * Runs the statement `build` makes, whose bound values are `values` in order, as a named prepared statement on a
+ * connection of knex's pool: compiled once per `shape` (a key naming everything its text depends on), parsed
+ * and planned by PostgreSQL once per connection instead of at every run. For a one-task insert the server spent
+ * 0.24 of its 0.36 ms parsing and planning (docs/decisions.md). In a transaction knex runs it, on the
+ * transaction's connection. Announced as knex announces its statements (slow-query log, traces); not retried as
+ * knex's are (db/retry.ts), so only for statements that lose to no concurrent work (inserts of new rows).
  */
-export async function runPrepared(knex: Knex, text: string, values: unknown[]): Promise<void> {
+export async function runPrepared(knex: Knex, shape: string, build: () => Knex.Raw, values: unknown[]): Promise<void> {
+  if (knex.isTransaction) return void (await build());
+  let prepared = compiled.get(shape);
+  let statement: Knex.Raw | undefined;
+  if (prepared === undefined) compiled.set(shape, (prepared = preparedOf((statement = build()), values)));
+  if (prepared === false) return void (await (statement ?? build()));
+  const { name, text } = prepared;
   const connection = (await knex.client.acquireConnection()) as PgConnection;
   const unnamed = () => announced(knex, text, values, () => connection.query({ text, values }));
   try {
     if (unprepared.has(knex.client)) return void (await unnamed());
-    let name = names.get(text);
-    if (name === undefined) names.set(text, (name = nameOf(text)));
-    const statement = { name, text, values };
     try {
-      await announced(knex, text, values, () => connection.query(statement));
+      await announced(knex, text, values, () => connection.query({ name, text, values }));
     } catch (error) {
       if (!REFUSED.has((error as { code?: string }).code ?? '')) throw error;
       unprepared.add(knex.client);
