@@ -1,4 +1,4 @@
-import { v7 as uuidv7 } from 'uuid';
+import { uuidv7 } from '../lib/uuid7.ts';
 import { findTask, refreshTaskStatistics } from '../db/repositories/tasks.ts';
 import { pendingTaskRow, type NewTaskRow, type TaskRow } from '../db/tasks/row.ts';
 import { NotFoundError, UnavailableError } from '../lib/errors.ts';

@@ -1,4 +1,4 @@
-import { v7 as uuidv7 } from 'uuid';
+import { uuidv7 } from '../lib/uuid7.ts';
 import type { EngineCore } from './core.ts';
 import { LeaseWatch } from './lease-watch.ts';
 import { columnsFor, decide } from './machine.ts';

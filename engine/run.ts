@@ -1,4 +1,4 @@
-import { v7 as uuidv7 } from 'uuid';
+import { uuidv7 } from '../lib/uuid7.ts';
 import type { TaskRow } from '../db/tasks/row.ts';
 import type { ArtifactData, ArtifactStore } from './artifacts.ts';
 import type { LogEntry, LogSink } from './log-sinks.ts';

@@ -55,6 +55,13 @@ describe('SQLite rows read as value arrays', () => {
     assert.equal(asked(), 1);
   });
 
+  test('a `select *` (the claim answers `returning *`) asks the driver for its columns once while they stay', () => {
+    const { statement, asked } = counted(reader.prepare('select * from items order by id'));
+    for (let i = 0; i < 5; i++) assert.deepEqual(readRows(statement, [])[1], { id: 2, name: 'b', done: 1 });
+    assert.deepEqual(readRows(reader.prepare('select * from items where id > 9'), []), []);
+    assert.equal(asked(), 1);
+  });
+
   test("a `select *` answers the columns another connection's migration added", () => {
     const { statement, asked } = counted(reader.prepare('select * from items where id = ?'));
     const named = reader.prepare('select done, id from items where id = ?');

@@ -25,23 +25,23 @@ function rowOf(columns: string[]): RowOf {
 }
 
 /**
- * Each statement's row builder, with the columns it was built for: SQLite prepares a statement again after another
- * connection changed the schema (a newer node's migration), and `SELECT *` or `RETURNING *` then answers other
- * columns. A statement without `*` names each of its columns, so its builder is kept without asking again (only
- * a rename that changes nothing but a column's case would go unseen: SQLite answers a column by its declared name);
- * the driver's `columns()` costs about 25 µs for nineteen columns, more than reading ten rows of them.
+ * Each statement's row builder, with the number of columns it was built for: SQLite prepares a statement again
+ * after another connection changed the schema (a newer node's migration), and `SELECT *` or `RETURNING *` (the
+ * claim's) then answers other columns. Such a migration adds columns, so a row of another width is what tells:
+ * the driver's `columns()` costs about 25 µs for nineteen columns, more than reading ten rows of them, and the
+ * claim asked it on every run. A schema change that kept the width (a column renamed, or one dropped and another
+ * added) would go unseen, but it breaks a node of the older release anyway: its statements name the old column.
+ * A statement without `*` names each of its columns, so its builder is kept without asking again.
  */
-const builders = new WeakMap<RowStatement, { columns: string; row: RowOf; named: boolean }>();
+const builders = new WeakMap<RowStatement, { width: number; row: RowOf; named: boolean }>();
 
-/** The statement's row builder, built again only when a statement that may select `*` answers other columns. */
-function builderOf(statement: RowStatement): RowOf {
+/** The statement's row builder for rows of `width` values, built again only when a `*` statement's width changed. */
+function builderOf(statement: RowStatement, width: number): RowOf {
   const built = builders.get(statement);
-  if (built?.named) return built.row;
+  if (built && (built.named || built.width === width)) return built.row;
   const names = statement.columns().map((c) => c.name);
-  const columns = names.join('\u0000');
-  if (built?.columns === columns) return built.row;
   const row = rowOf(names);
-  builders.set(statement, { columns, row, named: !statement.source.includes('*') });
+  builders.set(statement, { width: names.length, row, named: !statement.source.includes('*') });
   return row;
 }
 
@@ -57,6 +57,7 @@ export function readRows(statement: RowStatement, bindings: readonly unknown[]):
   } finally {
     statement.raw(false);
   }
+  if (values.length === 0) return [];
   // Asked after the read: SQLite prepares a statement again while running it, so only then are its columns current.
-  return values.map(builderOf(statement));
+  return values.map(builderOf(statement, values[0]!.length));
 }
