@@ -123,7 +123,7 @@ for (const lane of lanes().filter((l) => l.name !== 'clickhouse')) {
         if (lane.name === 'sqlite') {
           const plan = (await db.knex.raw(`explain query plan ${sql}`, bindings)) as { detail: string }[];
           const detail = plan.map((r) => r.detail).join(' | ');
-          assert.match(detail, new RegExp(`USING COVERING INDEX ${db.t.tasks}_claim_index`), detail);
+          assert.match(detail, new RegExp(`USING COVERING INDEX ${db.t.tasks}_pending_index`), detail);
           assert.doesNotMatch(detail, /TEMP B-TREE/, detail);
         } else {
           const [rows] = (await db.knex.raw(`explain ${sql}`, bindings)) as [{ key: string; Extra: string }[]];

@@ -44,6 +44,7 @@ export const clickhouseDialect: Dialect = {
   name: 'clickhouse',
   numbersRows: false,
   indexesEveryRowVersion: false,
+  partialIndexes: false,
   backup: backupWith(
     (o) =>
       `back ClickHouse up with its BACKUP statement (BACKUP DATABASE ${o.schema} TO Disk('backups', 'console.zip')) or clickhouse-backup`,

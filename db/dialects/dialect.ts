@@ -21,6 +21,8 @@ export interface Dialect {
    * change status then index only the row versions a query looks for (partial indexes; migration 010).
    */
   readonly indexesEveryRowVersion: boolean;
+  /** Whether an index may hold only the rows its WHERE picks (partial indexes: SQLite and PostgreSQL, not MySQL). */
+  readonly partialIndexes: boolean;
   /** Work before connecting, such as creating the SQLite file's folder. */
   prepare?(options: DbOptions): void;
   knexConfig(options: DbOptions): Knex.Config;

@@ -28,6 +28,7 @@ export const mysqlDialect: Dialect = {
   name: 'mysql',
   numbersRows: true,
   indexesEveryRowVersion: false,
+  partialIndexes: false,
   backup: backupWith(
     (o) =>
       `back MariaDB or MySQL up with mariadb-dump (mariadb-dump --single-transaction ${o.schema} > console.sql; mysqldump on MySQL)`,

@@ -41,6 +41,7 @@ export const postgresDialect: Dialect = {
   name: 'postgres',
   numbersRows: true,
   indexesEveryRowVersion: true,
+  partialIndexes: true,
   backup: backupWith(
     (o) =>
       `back PostgreSQL up with pg_dump (pg_dump --format=custom --table='${o.tablePrefix}*' --file=console.dump ${o.schema})`,

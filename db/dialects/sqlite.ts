@@ -75,6 +75,7 @@ export const sqliteDialect: Dialect = {
   name: 'sqlite',
   numbersRows: true,
   indexesEveryRowVersion: false,
+  partialIndexes: true,
   prepare: (o) => {
     if (o.path !== ':memory:') mkdirSync(dirname(o.path), { recursive: true });
   },

@@ -10,6 +10,7 @@ import { taskEvents } from './008_task_events.ts';
 import { taskListIndexes } from './009_task_list_indexes.ts';
 import { taskIndexEntries } from './010_task_index_entries.ts';
 import { taskBacklog } from './011_task_backlog.ts';
+import { taskClaimEntries } from './012_task_claim_entries.ts';
 
 /** Every migration in order. Add new ones at the end; never edit one that has shipped. */
 export const migrations: Migration[] = [
@@ -24,4 +25,5 @@ export const migrations: Migration[] = [
   taskListIndexes,
   taskIndexEntries,
   taskBacklog,
+  taskClaimEntries,
 ];

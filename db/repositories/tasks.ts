@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import type { Database } from '../database.ts';
+import { whereStatus } from '../tasks/predicates.ts';
 import { taskFromDb, type TaskRow } from '../tasks/row.ts';
 import { countLiveRows, countOf, counted } from '../counts.ts';
 import { ShapedRead } from '../fixed-read.ts';
@@ -159,7 +160,7 @@ export function refreshTaskStatistics(db: Database): Promise<void> {
 
 export async function countPendingTasks(db: Database): Promise<number> {
   await db.tasks.settle();
-  const [row] = (await db.knex(db.t.tasks).where('status', 'pending').whereNull('deleted_at').count({ n: '*' })) as {
+  const [row] = (await whereStatus(db.knex(db.t.tasks), 'pending').whereNull('deleted_at').count({ n: '*' })) as {
     n: number | string;
   }[];
   return Number(row?.n ?? 0);

@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { TASK_STATUSES } from '../../lib/task-schema.ts';
 import type { TaskRow, TaskStatus } from './row.ts';
 import type { TaskTable } from './table.ts';
 
@@ -63,10 +64,22 @@ export function heldBy(claimId: string): TaskFence {
   return { status: 'running', claimId };
 }
 
+/**
+ * `status = '<status>'`, the status written into the statement's text rather than bound: SQLite uses a partial
+ * index (the claim's and the reaper's, migration 012) only when the statement's own text implies the index's
+ * WHERE; with a bound value it would prepare the statement again on every run. A status is one of a fixed list,
+ * checked here, never a caller's text.
+ */
+export function whereStatus(q: Knex.QueryBuilder, status: TaskStatus): Knex.QueryBuilder {
+  if (!TASK_STATUSES.includes(status)) throw new Error(`not a task status: ${String(status)}`);
+  return q.whereRaw(`?? = '${status}'`, ['status']);
+}
+
 export function toSql(table: TaskTable, q: Knex.QueryBuilder, conditions: Condition[]): Knex.QueryBuilder {
   for (const c of conditions) {
     if ('is' in c) {
       if (c.is === null) q.whereNull(c.column);
+      else if (c.column === 'status') whereStatus(q, c.is as TaskStatus);
       else q.where(c.column, c.is);
     } else if ('in' in c) q.whereIn(c.column, c.in);
     else if ('notAfter' in c) q.where(c.column, '<=', table.dialect.clock(table.knex));
