@@ -67,7 +67,8 @@ async function statementsOf(db: Database, work: () => Promise<unknown>): Promise
 }
 
 // Migrations 010 (PostgreSQL) and 012 (SQLite): the task indexes of the engine's statements hold only the rows
-// those statements look for, and the statements, as the engine sends them, find them.
+// those statements look for, and the statements find them: the reaper's and the pending count's as they are sent,
+// the claim's candidates as the claim's UPDATE selects them.
 for (const lane of lanes().filter((l) => l.name in engines)) {
   const engine = engines[lane.name]!;
   describe(`task indexes [${lane.name}]`, () => {

@@ -5,9 +5,16 @@ export type RowOf = (values: unknown[]) => Record<string, unknown>;
 export interface RowStatement {
   /** The statement's SQL. */
   readonly source: string;
+  /** The connection the statement was prepared on. */
+  readonly database: SchemaSource;
   raw(on: boolean): RowStatement;
   columns(): { name: string }[];
   all(bindings: unknown[]): unknown[][];
+}
+
+/** A connection, as far as asking its schema's version needs. */
+interface SchemaSource {
+  prepare(sql: string): { pluck(on: boolean): { get(): unknown } };
 }
 
 /** Values as knex's better-sqlite3 client binds them. */
@@ -25,23 +32,38 @@ function rowOf(columns: string[]): RowOf {
 }
 
 /**
- * Each statement's row builder, with the number of columns it was built for: SQLite prepares a statement again
- * after another connection changed the schema (a newer node's migration), and `SELECT *` or `RETURNING *` (the
- * claim's) then answers other columns. Such a migration adds columns, so a row of another width is what tells:
- * the driver's `columns()` costs about 25 µs for nineteen columns, more than reading ten rows of them, and the
- * claim asked it on every run. A schema change that kept the width (a column renamed, or one dropped and another
- * added) would go unseen, but it breaks a node of the older release anyway: its statements name the old column.
- * A statement without `*` names each of its columns, so its builder is kept without asking again.
+ * Each statement's row builder, with the row width and schema version it was built for. SQLite prepares a
+ * statement again after another connection changed the schema (a newer node's migration), and `SELECT *` or
+ * `RETURNING *` (the claim's) then answers other columns, possibly as many as before (one dropped, one added).
+ * The driver's `columns()` costs about 25 µs for nineteen columns, more than reading ten rows of them, and
+ * `PRAGMA schema_version` about 1 µs, so a `*` statement asks the version before and after each read, and its
+ * builder is built again when the version or the width changed; a statement without `*` names each of its
+ * columns and never asks.
  */
-const builders = new WeakMap<RowStatement, { width: number; row: RowOf; named: boolean }>();
+const builders = new WeakMap<RowStatement, { width: number; schema: unknown; row: RowOf }>();
 
-/** The statement's row builder for rows of `width` values, built again only when a `*` statement's width changed. */
-function builderOf(statement: RowStatement, width: number): RowOf {
+/** Per connection, its statement of `PRAGMA schema_version`. */
+const schemaVersions = new WeakMap<SchemaSource, { get(): unknown }>();
+
+/** The schema version of the statement's connection, for a `*` statement; undefined for one naming its columns. */
+function schemaOf(statement: RowStatement): unknown {
+  if (!statement.source.includes('*')) return undefined;
+  const conn = statement.database;
+  let version = schemaVersions.get(conn);
+  if (!version) schemaVersions.set(conn, (version = conn.prepare('PRAGMA schema_version').pluck(true)));
+  return version.get();
+}
+
+/**
+ * The statement's row builder for rows of `width` values, read between schema versions `before` and `after`. When
+ * the schema changed during the read, the builder is made from the columns the statement ran with and kept for
+ * no later read: which version those columns were prepared at is not known.
+ */
+function builderOf(statement: RowStatement, width: number, before: unknown, after: unknown): RowOf {
   const built = builders.get(statement);
-  if (built && (built.named || built.width === width)) return built.row;
-  const names = statement.columns().map((c) => c.name);
-  const row = rowOf(names);
-  builders.set(statement, { width: names.length, row, named: !statement.source.includes('*') });
+  if (built && built.width === width && built.schema === before && before === after) return built.row;
+  const row = rowOf(statement.columns().map((c) => c.name));
+  builders.set(statement, { width, schema: before === after ? before : Symbol('changed during a read'), row });
   return row;
 }
 
@@ -50,6 +72,7 @@ function builderOf(statement: RowStatement, width: number): RowOf {
  * statement is left answering objects again: knex may run the same prepared statement.
  */
 export function readRows(statement: RowStatement, bindings: readonly unknown[]): Record<string, unknown>[] {
+  const before = schemaOf(statement);
   let values: unknown[][];
   statement.raw(true);
   try {
@@ -58,6 +81,6 @@ export function readRows(statement: RowStatement, bindings: readonly unknown[]):
     statement.raw(false);
   }
   if (values.length === 0) return [];
-  // Asked after the read: SQLite prepares a statement again while running it, so only then are its columns current.
-  return values.map(builderOf(statement, values[0]!.length));
+  // Columns asked after the read: SQLite prepares a statement again while running it, so only then are they current.
+  return values.map(builderOf(statement, values[0]!.length, before, schemaOf(statement)));
 }

@@ -1,4 +1,5 @@
 import { heldTasks } from './held.ts';
+import { whereStatus } from './predicates.ts';
 import type { HeldTask } from './row.ts';
 import type { TaskTable } from './table.ts';
 
@@ -13,9 +14,8 @@ export async function renewLeases(
   const out: HeldTask[] = [];
   for (let i = 0; i < ids.length; i += 500) {
     const chunk = ids.slice(i, i + 500);
-    await knex(table.name)
-      .whereIn('id', chunk)
-      .where({ worker_id: workerId, status: 'running' })
+    await whereStatus(knex(table.name).whereIn('id', chunk), 'running')
+      .where('worker_id', workerId)
       .update({ lease_expires_at: dialect.clock(knex, leaseMs) });
     out.push(...(await heldTasks(table, chunk)));
   }
