@@ -1,9 +1,9 @@
 // npm run bench:engine — the task engine side by side with pg-boss and graphile-worker, in one run.
-// For each: 20,000 no-op tasks at concurrency 10 (tasks/s from the first create to the last completion),
-// then a trickle of 1,000 single tasks, one at a time (create→start latency p50/p99: of 200, the p99 would be
-// the second-worst sample, set by whichever one pause of the process or the machine landed in it), and the heap
-// before/after; the CPU per task of the throughput run, of the node(s) and of a database server on this host (read
-// from /proc).
+// For each: 20,000 no-op tasks at concurrency 10 (tasks/s from the first create to the last completion) and the
+// heap before/after them, then a trickle of 1,000 single tasks, one at a time (create→start latency p50/p99: of 200,
+// the p99 would be the second-worst sample, set by whichever one pause of the process or the machine landed in it;
+// Console's engine on PostgreSQL and graphile-worker take theirs in turns, 50 tasks at a time); the CPU per task of
+// the throughput run, of the node(s) and of a database server on this host (read from /proc).
 // Console's engine runs on SQLite, PostgreSQL (in this process, and in three worker processes on one database), MariaDB
 // and ClickHouse (chdb); the other two on the same PostgreSQL.
 // PostgreSQL comes from BENCH_PG_URL or TEST_PG_URL (`eval "$(bash tools/ci/services.sh env)"` sets the latter);
@@ -65,33 +65,46 @@ const heapMb = () => {
 };
 const quantile = (sorted: number[], q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
 
-async function measure(
+/** A subject whose throughput was measured, open for its trickle. */
+interface Opened {
+  subject: Subject;
+  /** Resolves once `n` more tasks than now have started. */
+  started(n: number): Promise<void>;
+  result: Omit<Result, 'p50' | 'p99'>;
+}
+
+/** Opens a subject and measures its throughput; the heap is read before it and after it. */
+async function throughput(
   system: string,
   database: string,
   make: (onStart: () => void) => Promise<Subject>,
   note?: string,
-): Promise<Result> {
+): Promise<Opened> {
   process.stdout.write(`running ${system} on ${database}...\n`);
-  let started = 0;
+  let count = 0;
   let wake: (() => void) | undefined;
   const subject = await make(() => {
-    started++;
+    count++;
     wake?.();
   });
-  const heapBefore = heapMb();
+  const started = (n: number) => {
+    const target = count + n;
+    return new Promise<void>((resolve) => {
+      wake = () => {
+        if (count >= target) resolve();
+      };
+    });
+  };
   try {
-    // Throughput: the producer inserts in batches while the workers run; the clock stops at the last start
-    // of a no-op (its completion follows within the same tick).
+    const heapBefore = heapMb();
+    // The producer inserts in batches while the workers run; the clock stops at the last start of a no-op (its
+    // completion follows within the same tick).
     const server = SERVER_PROCESS[database];
     const dbBefore = server ? cpuByProcess(server) : undefined;
     const workersBefore = (subject.pids ?? []).map((pid) => cpuSecondsOf(pid) ?? 0);
     const cpuBefore = process.cpuUsage();
     const t0 = performance.now();
-    const done = new Promise<void>((resolve) => {
-      wake = () => {
-        if (started >= TASKS) resolve();
-      };
-    });
+    const done = started(TASKS);
     for (let made = 0; made < TASKS; made += BATCH) await subject.createMany(Math.min(BATCH, TASKS - made));
     await done;
     const tasksPerSecond = TASKS / ((performance.now() - t0) / 1000);
@@ -104,38 +117,54 @@ async function measure(
     const perTask = (seconds: number) => (seconds * 1e6) / TASKS;
     const nodeCpu = perTask((own.user + own.system) / 1e6 + workers);
     const dbCpu = server && dbBefore ? perTask(cpuSince(server, dbBefore)) : undefined;
-    await sleep(500);
-
-    // Latency: one task at a time into idle workers.
-    const latencies: number[] = [];
-    for (let i = 0; i < TRICKLE; i++) {
-      const before = started;
-      const startedOnce = new Promise<void>((resolve) => {
-        wake = () => {
-          if (started > before) resolve();
-        };
-      });
-      const c0 = performance.now();
-      await subject.createOne();
-      await startedOnce;
-      latencies.push(performance.now() - c0);
-      await sleep(2);
-    }
-    latencies.sort((a, b) => a - b);
-    return {
-      system,
-      database,
-      tasksPerSecond,
-      nodeCpu,
-      dbCpu,
-      p50: quantile(latencies, 0.5),
-      p99: quantile(latencies, 0.99),
-      heapBefore,
-      heapAfter: heapMb(),
-      note,
-    };
-  } finally {
+    const result = { system, database, tasksPerSecond, nodeCpu, dbCpu, heapBefore, heapAfter: heapMb(), note };
+    return { subject, started, result };
+  } catch (e) {
     await subject.stop();
+    throw e;
+  }
+}
+
+/** Chunks of the trickle: subjects compared on it take turns a chunk at a time. */
+const TRICKLE_CHUNK = 50;
+
+/**
+ * The create→start latency of single tasks into idle workers, `TRICKLE` for each subject. Several subjects take
+ * turns a chunk at a time, so a stall of the shared machine lasting seconds falls on each alike instead of on
+ * whichever ran then: the p99 is the tenth-worst sample, so such stalls are what sets it.
+ */
+async function trickle(opened: Opened[]): Promise<Result[]> {
+  await sleep(500);
+  const latencies = opened.map((): number[] => []);
+  for (let chunk = 0; chunk * TRICKLE_CHUNK < TRICKLE; chunk++)
+    for (let k = 0; k < opened.length; k++) {
+      // Each chunk starts at the next subject, so none always follows the same one.
+      const i = (chunk + k) % opened.length;
+      const { subject, started } = opened[i]!;
+      for (let n = 0; n < Math.min(TRICKLE_CHUNK, TRICKLE - chunk * TRICKLE_CHUNK); n++) {
+        const once = started(1);
+        const c0 = performance.now();
+        await subject.createOne();
+        await once;
+        latencies[i]!.push(performance.now() - c0);
+        await sleep(2);
+      }
+    }
+  return opened.map(({ result }, i) => {
+    const sorted = latencies[i]!.sort((a, b) => a - b);
+    return { ...result, p50: quantile(sorted, 0.5), p99: quantile(sorted, 0.99) };
+  });
+}
+
+const stopAll = (opened: Opened[]) => Promise.all(opened.map(({ subject }) => subject.stop()));
+
+/** One subject measured alone: its throughput, then its trickle. */
+async function measure(...args: Parameters<typeof throughput>): Promise<Result> {
+  const opened = await throughput(...args);
+  try {
+    return (await trickle([opened]))[0]!;
+  } finally {
+    await stopAll([opened]);
   }
 }
 
@@ -297,14 +326,25 @@ console.log(
 );
 if (wanted('sqlite')) results.push(await measure('console engine', 'sqlite', consoleEngine(sqlite)));
 if (PG_URL) {
-  if (wanted('postgres'))
-    results.push(
-      await measure(
-        'console engine',
-        'postgres',
-        consoleEngine(pgOptions(PG_URL, `bench${randomBytes(3).toString('hex')}_`)),
-      ),
-    );
+  // Console's engine and graphile-worker, the two the issue compares on the trickle, stay open after their
+  // throughput runs and take the trickle in turns; the rows keep their order.
+  const paired = new Map<string, Opened>();
+  const pairedRows = new Map<string, Result>();
+  try {
+    if (wanted('postgres')) {
+      const options = pgOptions(PG_URL, `bench${randomBytes(3).toString('hex')}_`);
+      paired.set('postgres', await throughput('console engine', 'postgres', consoleEngine(options)));
+    }
+    if (wanted('graphile')) {
+      const subject = await graphileWorker(PG_URL);
+      paired.set('graphile', await throughput('graphile-worker 0.17', 'postgres', subject, 'defaults, concurrency 10'));
+    }
+    const trickled = await trickle([...paired.values()]);
+    [...paired.keys()].forEach((key, i) => pairedRows.set(key, trickled[i]!));
+  } finally {
+    await stopAll([...paired.values()]);
+  }
+  if (pairedRows.has('postgres')) results.push(pairedRows.get('postgres')!);
   if (wanted('workers')) {
     const twice = new Set<string>();
     const result = await measure(
@@ -314,10 +354,7 @@ if (PG_URL) {
     );
     results.push({ ...result, note: twice.size ? `${twice.size} tasks ran twice` : 'no task ran twice' });
   }
-  if (wanted('graphile'))
-    results.push(
-      await measure('graphile-worker 0.17', 'postgres', await graphileWorker(PG_URL), 'defaults, concurrency 10'),
-    );
+  if (pairedRows.has('graphile')) results.push(pairedRows.get('graphile')!);
   if (wanted('pgboss'))
     results.push(await measure('pg-boss 10', 'postgres', await pgBoss(PG_URL), 'tuned: 100 per fetch, 0.5 s poll'));
 } else {

@@ -4,9 +4,10 @@
 // asks for it), a user search rotating over 5,000 terms (which defeats the page cache), GET /api/tasks and
 // GET /api/audit-logs as kept while the database is unchanged and with `Cache-Control: no-cache` (read every
 // time); GET /api/tasks?page_size=10 and GET /api/user-tasks, read every time, with no task, with 20, and on a
-// backlog of 110,000 more (seed-task-backlog.ts), three servers measured in turns; then the first rows again on
-// ClickHouse (chdb behind the tests' HTTP shim) when chdb is installed under .chdb/.
-// 50 connections, 10 s each (BENCH_SECONDS to change). Prints req/s, p50/p99, ratio to the ceiling and RSS.
+// backlog of 110,000 more (seed-task-backlog.ts), three servers measured in turns (fresh ones each turn); then the
+// first rows again on ClickHouse (chdb behind the tests' HTTP shim) when chdb is installed under .chdb/.
+// 50 connections, 10 s each (BENCH_SECONDS to change; BENCH_ONLY to pick sections). Prints req/s, p50/p99, ratio
+// to the ceiling and RSS.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { cpSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -17,6 +18,9 @@ import { CHDB_PREFIX, chdbInstalled } from '../../test/support/clickhouse-shim.t
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
+/** BENCH_ONLY (comma-separated: sqlite, backlog, clickhouse) measures some sections only, after the ceiling. */
+const ONLY = process.env.BENCH_ONLY?.split(',');
+const wanted = (section: string) => !ONLY || ONLY.includes(section);
 
 interface Child {
   proc: ChildProcess;
@@ -223,8 +227,13 @@ const BACKLOG_TARGETS = [
   ['GET /api/user-tasks', '/api/user-tasks'],
 ] as const;
 
-/** Turns each backlog row is measured in, its seconds shared between them. */
-const TURNS = 3;
+/**
+ * Turns each backlog row is measured in, its seconds shared between them. Each turn serves every database from a
+ * fresh process: two servers of one database, doing the same work in the same turns, differed by up to 7–9 % for
+ * the whole of a run (a process's lot: its JIT, its heap's layout), which one process per database put into the
+ * ratio as if the database had made it.
+ */
+const TURNS = 5;
 
 /** One row of a target measured in several turns: its rates over all their time, its worst p50 and p99. */
 function combined(turns: Result[]): Result {
@@ -246,12 +255,15 @@ function combined(turns: Result[]): Result {
   };
 }
 
+/** Each state's rows: per target, one result per turn. */
+type Turns = Result[][];
+
 /**
  * The three databases are served side by side and measured in turns (each target on each, then again), so a
  * burst of the shared machine's load falls on all three alike rather than on whichever ran then. The users are
  * seeded once and copied, and the backlog is added to a copy of the 20 tasks.
  */
-async function backlogRows(): Promise<{ empty: Result[]; few: Result[]; backlog: Result[] }> {
+async function backlogTurns(): Promise<{ empty: Turns; few: Turns; backlog: Turns }> {
   const base = mkdtempSync(join(tmpdir(), 'console-bench-backlog-'));
   const states = [
     ['no tasks', 'empty'],
@@ -269,12 +281,12 @@ async function backlogRows(): Promise<{ empty: Result[]; few: Result[]; backlog:
   await seed('seed-task-backlog.js', { ...envOf('few'), BENCH_BACKLOG: '20' });
   cpSync(join(base, 'few'), join(base, 'backlog'), { recursive: true });
   await seed('seed-task-backlog.js', envOf('backlog'));
-  const children: Child[] = [];
-  try {
-    for (const [, dir] of states) children.push(await start('dist/tools/bench/serve-console.js', envOf(dir)));
-    const turns: Result[][][] = states.map(() => BACKLOG_TARGETS.map(() => []));
-    // Each turn starts at the next database, so a drift within a turn does not always fall on the same one.
-    for (let turn = 0; turn < TURNS; turn++)
+  const turns: Turns[] = states.map(() => BACKLOG_TARGETS.map(() => []));
+  for (let turn = 0; turn < TURNS; turn++) {
+    const children: Child[] = [];
+    try {
+      for (const [, dir] of states) children.push(await start('dist/tools/bench/serve-console.js', envOf(dir)));
+      // Each turn starts at the next database, so a drift within a turn does not always fall on the same one.
       for (let k = 0; k < children.length; k++) {
         const i = (turn + k) % children.length;
         const child = children[i]!;
@@ -283,15 +295,27 @@ async function backlogRows(): Promise<{ empty: Result[]; few: Result[]; backlog:
           turns[i]![j]!.push(await measure(`${name} (${states[i]![0]})`, child, target, headers, seconds / TURNS));
         }
       }
-    const [empty, few, backlog] = turns.map((rows) => rows.map(combined));
-    return { empty: empty!, few: few!, backlog: backlog! };
-  } finally {
-    await Promise.all(children.map(stop));
+    } finally {
+      await Promise.all(children.map(stop));
+    }
   }
+  const [empty, few, backlog] = turns;
+  return { empty: empty!, few: few!, backlog: backlog! };
 }
 
-const { empty, few, backlog } = await backlogRows();
-const rows = [ceiling, ...(await consoleRows('sqlite')), ...empty, ...few, ...backlog, ...(await clickhouseRows())];
+const backlogRun = wanted('backlog') ? await backlogTurns() : undefined;
+const combinedRows = (turns: Turns | undefined) => turns?.map(combined) ?? [];
+const empty = combinedRows(backlogRun?.empty);
+const few = combinedRows(backlogRun?.few);
+const backlog = combinedRows(backlogRun?.backlog);
+const rows = [
+  ceiling,
+  ...(wanted('sqlite') ? await consoleRows('sqlite') : []),
+  ...empty,
+  ...few,
+  ...backlog,
+  ...(wanted('clickhouse') ? await clickhouseRows() : []),
+];
 console.log(
   `\nHTTP benchmark: ${connections} connections, ${seconds} s each, 10,000 users, 2,000 tasks, 20,000 audit records\n`,
 );
@@ -319,30 +343,34 @@ for (const r of rows) {
     ` ${r.non2xx + r.errors}`,
   );
 }
-const cpuRatio = (r: Result) => `${((ceiling.cpuPerRequest / r.cpuPerRequest) * 100).toFixed(1)}%`;
-console.log('\nServer CPU per request relative to the ceiling (steadier than req/s on a shared machine), SQLite:');
-for (const r of rows.slice(1).filter((row) => row.name.endsWith('(sqlite)')))
-  console.log(`  ${r.name.replace(' (sqlite)', '').padEnd(45)} ${cpuRatio(r)}`);
-console.log(
-  'Targets: /api/users ≥ 30% of the ceiling, p99 ≤ 25 ms, idle RSS ≤ 120 MB (SQLite); p99 ≤ 50 ms on ClickHouse.',
-);
-console.log("         /trpc/users.list and the batch ≥ 25% of the ceiling, p99 ≤ twice /api/users's (SQLite).");
-console.log(
-  '         /api/auth/me and /trpc/auth.me ≥ 25% of the ceiling; the uncached lists (search, tasks and audit logs no-cache) ≥ 10% (SQLite).',
-);
-console.log(
-  `\nA backlog of 100,000 finished and 10,000 pending tasks against none (no-cache, req/s, same run, ${TURNS} turns each; target ≥ 80%):`,
-);
-backlog.forEach((r, i) =>
+if (wanted('sqlite')) {
+  const cpuRatio = (r: Result) => `${((ceiling.cpuPerRequest / r.cpuPerRequest) * 100).toFixed(1)}%`;
+  console.log('\nServer CPU per request relative to the ceiling (steadier than req/s on a shared machine), SQLite:');
+  for (const r of rows.slice(1).filter((row) => row.name.endsWith('(sqlite)')))
+    console.log(`  ${r.name.replace(' (sqlite)', '').padEnd(45)} ${cpuRatio(r)}`);
   console.log(
-    `  ${BACKLOG_TARGETS[i]![0].padEnd(45)} ${((r.rps / empty[i]!.rps) * 100).toFixed(1)}%` +
-      `   (by CPU per request: ${((empty[i]!.cpuPerRequest / r.cpuPerRequest) * 100).toFixed(1)}%)`,
-  ),
-);
-console.log('The same against 20 tasks (a full page in both, so only the table size differs):');
-backlog.forEach((r, i) =>
-  console.log(`  ${BACKLOG_TARGETS[i]![0].padEnd(45)} ${((r.rps / few[i]!.rps) * 100).toFixed(1)}%`),
-);
+    'Targets: /api/users ≥ 30% of the ceiling, p99 ≤ 25 ms, idle RSS ≤ 120 MB (SQLite); p99 ≤ 50 ms on ClickHouse.',
+  );
+  console.log("         /trpc/users.list and the batch ≥ 25% of the ceiling, p99 ≤ twice /api/users's (SQLite).");
+  console.log(
+    '         /api/auth/me and /trpc/auth.me ≥ 25% of the ceiling; the uncached lists (search, tasks and audit logs no-cache) ≥ 10% (SQLite).',
+  );
+}
+if (backlogRun) {
+  const ratio = (a: Result, b: Result) => `${((a.rps / b.rps) * 100).toFixed(1)}%`;
+  console.log(
+    `\nA backlog of 100,000 finished and 10,000 pending tasks against none (no-cache, req/s, same run, ${TURNS} turns each, a fresh server per database each turn; target ≥ 80%):`,
+  );
+  backlog.forEach((r, i) =>
+    console.log(
+      `  ${BACKLOG_TARGETS[i]![0].padEnd(45)} ${ratio(r, empty[i]!)}` +
+        `   (by CPU per request: ${((empty[i]!.cpuPerRequest / r.cpuPerRequest) * 100).toFixed(1)}%;` +
+        ` turn by turn: ${backlogRun.backlog[i]!.map((turn, t) => ratio(turn, backlogRun.empty[i]![t]!)).join(' ')})`,
+    ),
+  );
+  console.log('The same against 20 tasks (a full page in both, so only the table size differs):');
+  backlog.forEach((r, i) => console.log(`  ${BACKLOG_TARGETS[i]![0].padEnd(45)} ${ratio(r, few[i]!)}`));
+}
 const failed = rows.reduce((n, r) => n + r.non2xx + r.errors, 0);
 if (failed) {
   console.error(`${failed} requests failed`);
