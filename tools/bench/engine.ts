@@ -1,9 +1,10 @@
 // npm run bench:engine — the task engine side by side with pg-boss and graphile-worker, in one run.
 // For each: 20,000 no-op tasks at concurrency 10 (tasks/s from the first create to the last completion) and the
 // heap before/after them, then a trickle of 1,000 single tasks, one at a time (create→start latency p50/p99: of 200,
-// the p99 would be the second-worst sample, set by whichever one pause of the process or the machine landed in it;
-// Console's engine on PostgreSQL and graphile-worker take theirs in turns, 50 tasks at a time); the CPU per task of
-// the throughput run, of the node(s) and of a database server on this host (read from /proc).
+// the p99 would be the second-worst sample, set by whichever one pause of the process or the machine landed in it),
+// after 50 untimed; the CPU per task of the throughput run, of the node(s) and of a database server on this host
+// (read from /proc). Console's engine on PostgreSQL and graphile-worker, compared on the trickle, take theirs in
+// turns, 50 tasks at a time, opened again after all throughput runs.
 // Console's engine runs on SQLite, PostgreSQL (in this process, and in three worker processes on one database), MariaDB
 // and ClickHouse (chdb); the other two on the same PostgreSQL.
 // PostgreSQL comes from BENCH_PG_URL or TEST_PG_URL (`eval "$(bash tools/ci/services.sh env)"` sets the latter);
@@ -65,22 +66,16 @@ const heapMb = () => {
 };
 const quantile = (sorted: number[], q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
 
-/** A subject whose throughput was measured, open for its trickle. */
+type Make = (onStart: () => void) => Promise<Subject>;
+
+/** A subject open for measuring. */
 interface Opened {
   subject: Subject;
   /** Resolves once `n` more tasks than now have started. */
   started(n: number): Promise<void>;
-  result: Omit<Result, 'p50' | 'p99'>;
 }
 
-/** Opens a subject and measures its throughput; the heap is read before it and after it. */
-async function throughput(
-  system: string,
-  database: string,
-  make: (onStart: () => void) => Promise<Subject>,
-  note?: string,
-): Promise<Opened> {
-  process.stdout.write(`running ${system} on ${database}...\n`);
+async function open(make: Make): Promise<Opened> {
   let count = 0;
   let wake: (() => void) | undefined;
   const subject = await make(() => {
@@ -95,77 +90,111 @@ async function throughput(
       };
     });
   };
-  try {
-    const heapBefore = heapMb();
-    // The producer inserts in batches while the workers run; the clock stops at the last start of a no-op (its
-    // completion follows within the same tick).
-    const server = SERVER_PROCESS[database];
-    const dbBefore = server ? cpuByProcess(server) : undefined;
-    const workersBefore = (subject.pids ?? []).map((pid) => cpuSecondsOf(pid) ?? 0);
-    const cpuBefore = process.cpuUsage();
-    const t0 = performance.now();
-    const done = started(TASKS);
-    for (let made = 0; made < TASKS; made += BATCH) await subject.createMany(Math.min(BATCH, TASKS - made));
-    await done;
-    const tasksPerSecond = TASKS / ((performance.now() - t0) / 1000);
-    const own = process.cpuUsage(cpuBefore);
-    // A worker gone by now is left out rather than counted as a negative time.
-    const workers = (subject.pids ?? []).reduce(
-      (sum, pid, i) => sum + Math.max(0, (cpuSecondsOf(pid) ?? 0) - workersBefore[i]!),
-      0,
-    );
-    const perTask = (seconds: number) => (seconds * 1e6) / TASKS;
-    const nodeCpu = perTask((own.user + own.system) / 1e6 + workers);
-    const dbCpu = server && dbBefore ? perTask(cpuSince(server, dbBefore)) : undefined;
-    const result = { system, database, tasksPerSecond, nodeCpu, dbCpu, heapBefore, heapAfter: heapMb(), note };
-    return { subject, started, result };
-  } catch (e) {
-    await subject.stop();
-    throw e;
-  }
+  return { subject, started };
+}
+
+type Throughput = Omit<Result, 'p50' | 'p99'>;
+
+/**
+ * The throughput of `TASKS` no-op tasks: the producer inserts in batches while the workers run; the clock stops
+ * at the last start of a no-op (its completion follows within the same tick). The heap is read before and after.
+ */
+async function throughput(
+  { subject, started }: Opened,
+  system: string,
+  database: string,
+  note?: string,
+): Promise<Throughput> {
+  const heapBefore = heapMb();
+  const server = SERVER_PROCESS[database];
+  const dbBefore = server ? cpuByProcess(server) : undefined;
+  const workersBefore = (subject.pids ?? []).map((pid) => cpuSecondsOf(pid) ?? 0);
+  const cpuBefore = process.cpuUsage();
+  const t0 = performance.now();
+  const done = started(TASKS);
+  for (let made = 0; made < TASKS; made += BATCH) await subject.createMany(Math.min(BATCH, TASKS - made));
+  await done;
+  const tasksPerSecond = TASKS / ((performance.now() - t0) / 1000);
+  const own = process.cpuUsage(cpuBefore);
+  // A worker gone by now is left out rather than counted as a negative time.
+  const workers = (subject.pids ?? []).reduce(
+    (sum, pid, i) => sum + Math.max(0, (cpuSecondsOf(pid) ?? 0) - workersBefore[i]!),
+    0,
+  );
+  const perTask = (seconds: number) => (seconds * 1e6) / TASKS;
+  const nodeCpu = perTask((own.user + own.system) / 1e6 + workers);
+  const dbCpu = server && dbBefore ? perTask(cpuSince(server, dbBefore)) : undefined;
+  return { system, database, tasksPerSecond, nodeCpu, dbCpu, heapBefore, heapAfter: heapMb(), note };
 }
 
 /** Chunks of the trickle: subjects compared on it take turns a chunk at a time. */
 const TRICKLE_CHUNK = 50;
 
 /**
- * The create→start latency of single tasks into idle workers, `TRICKLE` for each subject. Several subjects take
- * turns a chunk at a time, so a stall of the shared machine lasting seconds falls on each alike instead of on
- * whichever ran then: the p99 is the tenth-worst sample, so such stalls are what sets it.
+ * The create→start latency of single tasks into idle workers, `TRICKLE` for each subject, as p50 and p99.
+ * Several subjects take turns a chunk at a time, so a stall of the shared machine lasting seconds falls on each
+ * alike instead of on whichever ran then: the p99 is the tenth-worst sample, so such stalls are what sets it.
  */
-async function trickle(opened: Opened[]): Promise<Result[]> {
+async function trickle(opened: Opened[]): Promise<{ p50: number; p99: number }[]> {
+  /** One task's create→start, in ms. */
+  const one = async ({ subject, started }: Opened) => {
+    const once = started(1);
+    const c0 = performance.now();
+    await subject.createOne();
+    await once;
+    const ms = performance.now() - c0;
+    await sleep(2);
+    return ms;
+  };
+  // A chunk untimed first: a subject opened for the trickle alone has not run this path yet.
+  for (const subject of opened) for (let n = 0; n < TRICKLE_CHUNK; n++) await one(subject);
   await sleep(500);
   const latencies = opened.map((): number[] => []);
   for (let chunk = 0; chunk * TRICKLE_CHUNK < TRICKLE; chunk++)
     for (let k = 0; k < opened.length; k++) {
       // Each chunk starts at the next subject, so none always follows the same one.
       const i = (chunk + k) % opened.length;
-      const { subject, started } = opened[i]!;
-      for (let n = 0; n < Math.min(TRICKLE_CHUNK, TRICKLE - chunk * TRICKLE_CHUNK); n++) {
-        const once = started(1);
-        const c0 = performance.now();
-        await subject.createOne();
-        await once;
-        latencies[i]!.push(performance.now() - c0);
-        await sleep(2);
-      }
+      for (let n = 0; n < Math.min(TRICKLE_CHUNK, TRICKLE - chunk * TRICKLE_CHUNK); n++)
+        latencies[i]!.push(await one(opened[i]!));
     }
-  return opened.map(({ result }, i) => {
-    const sorted = latencies[i]!.sort((a, b) => a - b);
-    return { ...result, p50: quantile(sorted, 0.5), p99: quantile(sorted, 0.99) };
+  return latencies.map((samples) => {
+    const sorted = samples.sort((a, b) => a - b);
+    return { p50: quantile(sorted, 0.5), p99: quantile(sorted, 0.99) };
   });
 }
 
-const stopAll = (opened: Opened[]) => Promise.all(opened.map(({ subject }) => subject.stop()));
+/** Runs `use` on subjects opened by `makes`, and stops each (every one, and the first failure is thrown). */
+async function using<T>(makes: Make[], use: (opened: Opened[]) => Promise<T>): Promise<T> {
+  const opened: Opened[] = [];
+  try {
+    for (const make of makes) opened.push(await open(make));
+    return await use(opened);
+  } finally {
+    const stopped = await Promise.allSettled(opened.map(({ subject }) => subject.stop()));
+    const failed = stopped.find((s) => s.status === 'rejected');
+    if (failed) throw failed.reason;
+  }
+}
 
 /** One subject measured alone: its throughput, then its trickle. */
-async function measure(...args: Parameters<typeof throughput>): Promise<Result> {
-  const opened = await throughput(...args);
-  try {
-    return (await trickle([opened]))[0]!;
-  } finally {
-    await stopAll([opened]);
-  }
+function measure(system: string, database: string, make: Make, note?: string): Promise<Result> {
+  process.stdout.write(`running ${system} on ${database}...\n`);
+  return using([make], async ([opened]) => {
+    const result = await throughput(opened!, system, database, note);
+    return { ...result, ...(await trickle([opened!]))[0]! };
+  });
+}
+
+/** A subject's throughput alone, for a row whose trickle is taken with others' (`trickleInTurns`). */
+function throughputAlone(system: string, database: string, make: Make, note?: string): Promise<Throughput> {
+  process.stdout.write(`running ${system} on ${database}...\n`);
+  return using([make], ([opened]) => throughput(opened!, system, database, note));
+}
+
+/** The trickles of subjects opened afresh, taken in turns. */
+function trickleInTurns(makes: Make[]) {
+  process.stdout.write('running the trickles in turns...\n');
+  return using(makes, trickle);
 }
 
 function pgOptions(url: string, prefix: string, driver: DbOptions['driver'] = 'postgres'): DbOptions {
@@ -326,25 +355,17 @@ console.log(
 );
 if (wanted('sqlite')) results.push(await measure('console engine', 'sqlite', consoleEngine(sqlite)));
 if (PG_URL) {
-  // Console's engine and graphile-worker, the two the issue compares on the trickle, stay open after their
-  // throughput runs and take the trickle in turns; the rows keep their order.
-  const paired = new Map<string, Opened>();
-  const pairedRows = new Map<string, Result>();
-  try {
-    if (wanted('postgres')) {
-      const options = pgOptions(PG_URL, `bench${randomBytes(3).toString('hex')}_`);
-      paired.set('postgres', await throughput('console engine', 'postgres', consoleEngine(options)));
-    }
-    if (wanted('graphile')) {
-      const subject = await graphileWorker(PG_URL);
-      paired.set('graphile', await throughput('graphile-worker 0.17', 'postgres', subject, 'defaults, concurrency 10'));
-    }
-    const trickled = await trickle([...paired.values()]);
-    [...paired.keys()].forEach((key, i) => pairedRows.set(key, trickled[i]!));
-  } finally {
-    await stopAll([...paired.values()]);
-  }
-  if (pairedRows.has('postgres')) results.push(pairedRows.get('postgres')!);
+  // Console's engine and graphile-worker, the two the issue compares on the trickle, each measure their
+  // throughput alone, then take their trickles in turns, opened afresh (on new tables: the trickle's statements
+  // read no finished task). The rows are printed in this order.
+  const rows = new Map<'postgres' | 'workers' | 'graphile' | 'pgboss', Result>();
+  const paired = new Map<'postgres' | 'graphile', { row: Throughput; again: Make }>();
+  const consolePg = () => consoleEngine(pgOptions(PG_URL, `bench${randomBytes(3).toString('hex')}_`));
+  if (wanted('postgres'))
+    paired.set('postgres', {
+      row: await throughputAlone('console engine', 'postgres', consolePg()),
+      again: consolePg(),
+    });
   if (wanted('workers')) {
     const twice = new Set<string>();
     const result = await measure(
@@ -352,11 +373,24 @@ if (PG_URL) {
       'postgres',
       consoleWorkers(pgOptions(PG_URL, `bench${randomBytes(3).toString('hex')}_`), 3, twice),
     );
-    results.push({ ...result, note: twice.size ? `${twice.size} tasks ran twice` : 'no task ran twice' });
+    rows.set('workers', { ...result, note: twice.size ? `${twice.size} tasks ran twice` : 'no task ran twice' });
   }
-  if (pairedRows.has('graphile')) results.push(pairedRows.get('graphile')!);
+  if (wanted('graphile')) {
+    const note = 'defaults, concurrency 10';
+    const row = await throughputAlone('graphile-worker 0.17', 'postgres', await graphileWorker(PG_URL), note);
+    paired.set('graphile', { row, again: await graphileWorker(PG_URL) });
+  }
   if (wanted('pgboss'))
-    results.push(await measure('pg-boss 10', 'postgres', await pgBoss(PG_URL), 'tuned: 100 per fetch, 0.5 s poll'));
+    rows.set(
+      'pgboss',
+      await measure('pg-boss 10', 'postgres', await pgBoss(PG_URL), 'tuned: 100 per fetch, 0.5 s poll'),
+    );
+  if (paired.size) {
+    const latencies = await trickleInTurns([...paired.values()].map((p) => p.again));
+    [...paired].forEach(([key, { row }], i) => rows.set(key, { ...row, ...latencies[i]! }));
+  }
+  for (const key of ['postgres', 'workers', 'graphile', 'pgboss'] as const)
+    if (rows.has(key)) results.push(rows.get(key)!);
 } else {
   console.log('(no BENCH_PG_URL or TEST_PG_URL: PostgreSQL runs skipped)\n');
 }
