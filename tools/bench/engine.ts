@@ -20,6 +20,7 @@ import { fileURLToPath } from 'node:url';
 import type { DbOptions } from '../../db/options.ts';
 import { CHDB_PREFIX, chdbInstalled, startShim } from '../../test/support/clickhouse-shim.ts';
 import { CONCURRENCY, openConsoleNode } from './console-node.ts';
+import { benchOnly } from './only.ts';
 import { cpuByProcess, cpuSecondsOf, cpuSince } from './process-cpu.ts';
 
 const TASKS = Number(process.env.BENCH_TASKS ?? 20_000);
@@ -27,8 +28,7 @@ const TRICKLE = Number(process.env.BENCH_TRICKLE ?? 1000);
 const BATCH = 1000;
 const PG_URL = process.env.BENCH_PG_URL ?? process.env.TEST_PG_URL;
 const MYSQL_URL = process.env.BENCH_MYSQL_URL ?? process.env.TEST_MYSQL_URL;
-const ONLY = process.env.BENCH_ONLY?.split(',');
-const wanted = (row: string) => !ONLY || ONLY.includes(row);
+const wanted = benchOnly(['sqlite', 'postgres', 'workers', 'graphile', 'pgboss', 'mariadb', 'clickhouse']);
 
 interface Result {
   system: string;
@@ -197,11 +197,12 @@ function trickleInTurns(makes: Make[]) {
   return using(makes, trickle);
 }
 
-function pgOptions(url: string, prefix: string, driver: DbOptions['driver'] = 'postgres'): DbOptions {
+/** Options for a database at `url`, with tables of their own (a fresh prefix each call). */
+function pgOptions(url: string, driver: DbOptions['driver'] = 'postgres'): DbOptions {
   const u = new URL(url);
   return {
     driver,
-    tablePrefix: prefix,
+    tablePrefix: `bench${randomBytes(3).toString('hex')}_`,
     slowThresholdMs: 60_000,
     path: '',
     host: u.hostname,
@@ -344,7 +345,7 @@ async function pgBoss(url: string) {
 const results: Result[] = [];
 const sqlitePath = join(mkdtempSync(join(tmpdir(), 'bench-engine-')), 'console.db');
 const sqlite: DbOptions = {
-  ...pgOptions('postgres://x@localhost/x', 't_'),
+  ...pgOptions('postgres://x@localhost/x'),
   driver: 'sqlite',
   path: sqlitePath,
   maxOpenConnections: 1,
@@ -360,7 +361,7 @@ if (PG_URL) {
   // read no finished task). The rows are printed in this order.
   const rows = new Map<'postgres' | 'workers' | 'graphile' | 'pgboss', Result>();
   const paired = new Map<'postgres' | 'graphile', { row: Throughput; again: Make }>();
-  const consolePg = () => consoleEngine(pgOptions(PG_URL, `bench${randomBytes(3).toString('hex')}_`));
+  const consolePg = () => consoleEngine(pgOptions(PG_URL));
   if (wanted('postgres'))
     paired.set('postgres', {
       row: await throughputAlone('console engine', 'postgres', consolePg()),
@@ -371,7 +372,7 @@ if (PG_URL) {
     const result = await measure(
       'console engine ×3 processes',
       'postgres',
-      consoleWorkers(pgOptions(PG_URL, `bench${randomBytes(3).toString('hex')}_`), 3, twice),
+      consoleWorkers(pgOptions(PG_URL), 3, twice),
     );
     rows.set('workers', { ...result, note: twice.size ? `${twice.size} tasks ran twice` : 'no task ran twice' });
   }
@@ -395,13 +396,7 @@ if (PG_URL) {
   console.log('(no BENCH_PG_URL or TEST_PG_URL: PostgreSQL runs skipped)\n');
 }
 if (MYSQL_URL && wanted('mariadb')) {
-  results.push(
-    await measure(
-      'console engine',
-      'mariadb',
-      consoleEngine(pgOptions(MYSQL_URL, `bench${randomBytes(3).toString('hex')}_`, 'mysql')),
-    ),
-  );
+  results.push(await measure('console engine', 'mariadb', consoleEngine(pgOptions(MYSQL_URL, 'mysql'))));
 } else if (!MYSQL_URL) {
   console.log('(no BENCH_MYSQL_URL or TEST_MYSQL_URL: MySQL/MariaDB run skipped)\n');
 }
@@ -411,7 +406,7 @@ if (wanted('clickhouse') && chdbInstalled()) {
   const shim = await startShim({ dir, databases: ['bench'] });
   const u = new URL(shim.url);
   const ch: DbOptions = {
-    ...pgOptions(shim.url, `bench${randomBytes(3).toString('hex')}_`),
+    ...pgOptions(shim.url),
     driver: 'clickhouse',
     port: Number(u.port),
     schema: 'bench',

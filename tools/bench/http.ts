@@ -15,15 +15,12 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import autocannon from 'autocannon';
 import { CHDB_PREFIX, chdbInstalled } from '../../test/support/clickhouse-shim.ts';
+import { benchOnly } from './only.ts';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
-/** BENCH_ONLY (comma-separated: sqlite, backlog, clickhouse) measures some sections only, after the ceiling. */
-const SECTIONS = ['sqlite', 'backlog', 'clickhouse'];
-const ONLY = process.env.BENCH_ONLY?.split(',');
-const unknown = ONLY?.filter((section) => !SECTIONS.includes(section));
-if (unknown?.length) throw new Error(`BENCH_ONLY: no section ${unknown.join(', ')} (there are ${SECTIONS.join(', ')})`);
-const wanted = (section: string) => !ONLY || ONLY.includes(section);
+/** BENCH_ONLY measures some sections only, after the ceiling. */
+const wanted = benchOnly(['sqlite', 'backlog', 'clickhouse']);
 
 interface Child {
   proc: ChildProcess;
