@@ -7,39 +7,18 @@ import {
   type ScheduleStateRow,
 } from '../db/repositories/schedules.ts';
 import { BadRequestError, NotFoundError } from '../lib/errors.ts';
-import { nextCronFire } from './cron.ts';
+import type { ScheduleJson } from '../lib/schedule-schema.ts';
 import type { TaskEngine } from './engine.ts';
+import {
+  checkDefinition,
+  nextFire,
+  scheduledTask,
+  scheduleJson,
+  type ScheduleDefinition,
+} from './schedule-definition.ts';
 import type { EngineLogger, TaskJson } from './types.ts';
 
 export const SCHEDULES_CHANNEL = 'schedules';
-
-/** A cron schedule defined in code (docs/engine.md). */
-export interface ScheduleDefinition {
-  /** Free string, 1–64 characters. */
-  id: string;
-  name: string;
-  /** Cron spec: five fields, or six with seconds first. */
-  spec: string;
-  taskType: string;
-  /** IANA zone the spec is read in; default UTC. */
-  timezone?: string;
-  /** The payload of each task (a string is stored as is, anything else as JSON); default `{}`. */
-  payload?: () => unknown;
-  maxRetries?: number;
-  /** The state before anyone toggles it; default enabled. */
-  enabled?: boolean;
-}
-
-export interface ScheduleJson {
-  id: string;
-  name: string;
-  spec: string;
-  task_type: string;
-  timezone: string;
-  enabled: boolean;
-  next_run: string | null;
-  last_run: string | null;
-}
 
 export interface SchedulerDeps {
   db: Database;
@@ -50,10 +29,6 @@ export interface SchedulerDeps {
 
 // setTimeout holds at most ~24.8 days; a later fire is re-armed when the timer ends.
 const MAX_TIMER_MS = 2 ** 31 - 1;
-
-function nextFire(def: ScheduleDefinition, after: Date): Date {
-  return nextCronFire(def.spec, def.timezone ?? 'UTC', after);
-}
 
 /**
  * Fires tasks on cron schedules. Every node arms every enabled schedule; each fire inserts a task with the
@@ -71,15 +46,7 @@ export class Scheduler {
   constructor(private readonly deps: SchedulerDeps) {}
 
   define(def: ScheduleDefinition): void {
-    if (!/^[\w.:-]{1,64}$/.test(def.id))
-      throw new Error(`schedule id "${def.id}" must be 1-64 letters, digits, _ . : -`);
-    try {
-      nextFire(def, new Date());
-    } catch (error) {
-      throw new Error(
-        `schedule ${def.id}: invalid spec "${def.spec}" or timezone "${def.timezone ?? 'UTC'}": ${(error as Error).message}`,
-      );
-    }
+    checkDefinition(def);
     this.defs.set(def.id, def);
     if (this.started) this.arm(def);
   }
@@ -134,7 +101,7 @@ export class Scheduler {
     const def = this.definition(id);
     const stored = await readScheduleState(this.deps.db, id);
     if (!this.enabled(def, stored)) throw new BadRequestError('schedule.disabled');
-    const task = await this.deps.engine.create({ ...this.taskOf(def), creatorId, orgId });
+    const task = await this.deps.engine.create({ ...scheduledTask(def), creatorId, orgId });
     await saveScheduleState(this.deps.db, id, { last_run: task!.created_at }, true);
     return task!;
   }
@@ -150,27 +117,7 @@ export class Scheduler {
   }
 
   private toJson(def: ScheduleDefinition, state: ScheduleStateRow | undefined): ScheduleJson {
-    const enabled = this.enabled(def, state);
-    return {
-      id: def.id,
-      name: def.name,
-      spec: def.spec,
-      task_type: def.taskType,
-      timezone: def.timezone ?? 'UTC',
-      enabled,
-      next_run: enabled ? nextFire(def, new Date()).toISOString() : null,
-      last_run: state?.last_run ?? null,
-    };
-  }
-
-  private taskOf(def: ScheduleDefinition) {
-    return {
-      type: def.taskType,
-      payload: def.payload?.(),
-      category: 'system' as const,
-      cronScheduleId: def.id,
-      maxRetries: def.maxRetries ?? 0,
-    };
+    return scheduleJson(def, state, this.enabled(def, state));
   }
 
   private async reload(): Promise<void> {
@@ -205,7 +152,7 @@ export class Scheduler {
       const stored = await readScheduleState(this.deps.db, def.id);
       if (!this.enabled(def, stored)) return;
       const task = await this.deps.engine.create({
-        ...this.taskOf(def),
+        ...scheduledTask(def),
         creatorId: null,
         fireKey: `${def.id}@${at.toISOString()}`,
       });

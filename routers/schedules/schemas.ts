@@ -1,18 +1,7 @@
 import { z } from 'zod';
-import { timestamp } from '../common/schemas.ts';
+import { scheduleSchema } from '../../lib/schedule-schema.ts';
 
-export const scheduleSchema = z
-  .object({
-    id: z.string(),
-    name: z.string(),
-    spec: z.string().meta({ description: 'Cron spec: five fields, or six with seconds first' }),
-    task_type: z.string(),
-    timezone: z.string(),
-    enabled: z.boolean(),
-    next_run: timestamp.nullable(),
-    last_run: timestamp.nullable(),
-  })
-  .meta({ id: 'TaskSchedule' });
+export { scheduleSchema };
 export const scheduleList = z.array(scheduleSchema);
 
 // Schedule ids are free strings defined in code.
