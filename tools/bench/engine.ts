@@ -1,15 +1,16 @@
 // npm run bench:engine — the task engine side by side with pg-boss and graphile-worker, in one run.
 // For each: 20,000 no-op tasks at concurrency 10 (tasks/s from the first create to the last completion) and the
-// heap before/after them, then a trickle of 1,000 single tasks, one at a time (create→start latency p50/p99: of 200,
-// the p99 would be the second-worst sample, set by whichever one pause of the process or the machine landed in it),
-// after 50 untimed; the CPU per task of the throughput run, of the node(s) and of a database server on this host
-// (read from /proc). Console's engine on PostgreSQL and graphile-worker, compared on the trickle, take theirs in
-// turns, 50 tasks at a time, opened again after all throughput runs.
+// heap before/after them, then a trickle of 1,000 single tasks, one at a time (create→start latency p50/p99), after
+// 50 untimed; the CPU per task of the throughput run, of the node(s) and of a database server on this host (read
+// from /proc). Console's engine on PostgreSQL and graphile-worker, compared on the trickle, take 3,000 each in
+// turns, 50 tasks at a time, opened again after all throughput runs: of 1,000 the p99 is the tenth-worst sample,
+// set by the few stalls of the shared machine that landed in it.
 // Console's engine runs on SQLite, PostgreSQL (in this process, and in three worker processes on one database), MariaDB
 // and ClickHouse (chdb); the other two on the same PostgreSQL.
 // PostgreSQL comes from BENCH_PG_URL or TEST_PG_URL (`eval "$(bash tools/ci/services.sh env)"` sets the latter);
-// without one, only SQLite runs. BENCH_TASKS and BENCH_TRICKLE change the counts; BENCH_ONLY (comma-separated
-// rows: sqlite, postgres, workers, graphile, pgboss, mariadb, clickhouse) runs some rows only, for quick comparisons.
+// without one, only SQLite runs. BENCH_TASKS, BENCH_TRICKLE and BENCH_TRICKLE_IN_TURNS change the counts; BENCH_ONLY
+// (comma-separated rows: sqlite, postgres, workers, graphile, pgboss, mariadb, clickhouse) runs some rows only, for
+// quick comparisons.
 import { fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
@@ -25,6 +26,8 @@ import { cpuByProcess, cpuSecondsOf, cpuSince } from './process-cpu.ts';
 
 const TASKS = Number(process.env.BENCH_TASKS ?? 20_000);
 const TRICKLE = Number(process.env.BENCH_TRICKLE ?? 1000);
+/** The trickle of the two compared on it, each: their p99s are then the thirtieth-worst samples. */
+const TRICKLE_IN_TURNS = Number(process.env.BENCH_TRICKLE_IN_TURNS ?? 3000);
 const BATCH = 1000;
 const PG_URL = process.env.BENCH_PG_URL ?? process.env.TEST_PG_URL;
 const MYSQL_URL = process.env.BENCH_MYSQL_URL ?? process.env.TEST_MYSQL_URL;
@@ -131,11 +134,11 @@ async function throughput(
 const TRICKLE_CHUNK = 50;
 
 /**
- * The create→start latency of single tasks into idle workers, `TRICKLE` for each subject, as p50 and p99.
+ * The create→start latency of `count` single tasks into idle workers, for each subject, as p50 and p99.
  * Several subjects take turns a chunk at a time, so a stall of the shared machine lasting seconds falls on each
- * alike instead of on whichever ran then: the p99 is the tenth-worst sample, so such stalls are what sets it.
+ * alike instead of on whichever ran then: such stalls are what sets a p99.
  */
-async function trickle(opened: Opened[]): Promise<{ p50: number; p99: number }[]> {
+async function trickle(opened: Opened[], count: number): Promise<{ p50: number; p99: number }[]> {
   /** One task's create→start, in ms. */
   const one = async ({ subject, started }: Opened) => {
     const once = started(1);
@@ -150,11 +153,11 @@ async function trickle(opened: Opened[]): Promise<{ p50: number; p99: number }[]
   for (const subject of opened) for (let n = 0; n < TRICKLE_CHUNK; n++) await one(subject);
   await sleep(500);
   const latencies = opened.map((): number[] => []);
-  for (let chunk = 0; chunk * TRICKLE_CHUNK < TRICKLE; chunk++)
+  for (let chunk = 0; chunk * TRICKLE_CHUNK < count; chunk++)
     for (let k = 0; k < opened.length; k++) {
       // Each chunk starts at the next subject, so none always follows the same one.
       const i = (chunk + k) % opened.length;
-      for (let n = 0; n < Math.min(TRICKLE_CHUNK, TRICKLE - chunk * TRICKLE_CHUNK); n++)
+      for (let n = 0; n < Math.min(TRICKLE_CHUNK, count - chunk * TRICKLE_CHUNK); n++)
         latencies[i]!.push(await one(opened[i]!));
     }
   return latencies.map((samples) => {
@@ -181,7 +184,7 @@ function measure(system: string, database: string, make: Make, note?: string): P
   process.stdout.write(`running ${system} on ${database}...\n`);
   return using([make], async ([opened]) => {
     const result = await throughput(opened!, system, database, note);
-    return { ...result, ...(await trickle([opened!]))[0]! };
+    return { ...result, ...(await trickle([opened!], TRICKLE))[0]! };
   });
 }
 
@@ -194,7 +197,7 @@ function throughputAlone(system: string, database: string, make: Make, note?: st
 /** The trickles of subjects opened afresh, taken in turns. */
 function trickleInTurns(makes: Make[]) {
   process.stdout.write('running the trickles in turns...\n');
-  return using(makes, trickle);
+  return using(makes, (opened) => trickle(opened, TRICKLE_IN_TURNS));
 }
 
 /** Options for a database at `url`, with tables of their own (a fresh prefix each call). */
@@ -352,7 +355,7 @@ const sqlite: DbOptions = {
   maxIdleConnections: 1,
 };
 console.log(
-  `${TASKS} no-op tasks at concurrency ${CONCURRENCY}, then ${TRICKLE} single tasks one at a time (Node ${process.version})\n`,
+  `${TASKS} no-op tasks at concurrency ${CONCURRENCY}, then ${TRICKLE} single tasks one at a time (${TRICKLE_IN_TURNS} for Console's engine on PostgreSQL and graphile-worker, in turns; Node ${process.version})\n`,
 );
 if (wanted('sqlite')) results.push(await measure('console engine', 'sqlite', consoleEngine(sqlite)));
 if (PG_URL) {
