@@ -4,7 +4,7 @@ import { nextCronFire } from './cron.ts';
 
 /** A cron schedule defined in code (docs/engine.md). */
 export interface ScheduleDefinition {
-  /** Free string, 1–64 characters. */
+  /** 1–64 letters, digits, `_ . : -`. */
   id: string;
   name: string;
   /** Cron spec: five fields, or six with seconds first. */
@@ -36,7 +36,7 @@ export function checkDefinition(def: ScheduleDefinition): void {
 }
 
 /** The schedule as the API answers it, with its stored state and whether it fires. */
-export function scheduleJson(
+export function toScheduleJson(
   def: ScheduleDefinition,
   state: ScheduleStateRow | undefined,
   enabled: boolean,

@@ -13,7 +13,7 @@ import {
   checkDefinition,
   nextFire,
   scheduledTask,
-  scheduleJson,
+  toScheduleJson,
   type ScheduleDefinition,
 } from './schedule-definition.ts';
 import type { EngineLogger, TaskJson } from './types.ts';
@@ -117,7 +117,7 @@ export class Scheduler {
   }
 
   private toJson(def: ScheduleDefinition, state: ScheduleStateRow | undefined): ScheduleJson {
-    return scheduleJson(def, state, this.enabled(def, state));
+    return toScheduleJson(def, state, this.enabled(def, state));
   }
 
   private async reload(): Promise<void> {

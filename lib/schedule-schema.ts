@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { timestamp } from './schema-formats.ts';
 
 /** A cron schedule as the API answers it: the one source of `ScheduleJson`, for the scheduler and the HTTP schemas. */
 export const scheduleSchema = z
@@ -9,8 +10,8 @@ export const scheduleSchema = z
     task_type: z.string(),
     timezone: z.string(),
     enabled: z.boolean(),
-    next_run: z.string().meta({ format: 'date-time' }).nullable(),
-    last_run: z.string().meta({ format: 'date-time' }).nullable(),
+    next_run: timestamp.nullable(),
+    last_run: timestamp.nullable(),
   })
   .meta({ id: 'TaskSchedule' });
 

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { timestamp, uuidString as uuid } from './schema-formats.ts';
 
 /**
  * The task as the API and runners see it (docs/engine.md): the one source of the status list, the categories
@@ -7,9 +8,6 @@ import { z } from 'zod';
 export const TASK_STATUSES = ['pending', 'running', 'success', 'failed', 'cancelled'] as const;
 export const taskStatus = z.enum(TASK_STATUSES);
 export const taskCategory = z.enum(['user', 'system']);
-
-const timestamp = z.string().meta({ format: 'date-time' });
-const uuid = z.string().meta({ format: 'uuid' });
 
 export const taskSchema = z
   .object({

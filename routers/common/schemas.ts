@@ -11,10 +11,7 @@ export type Pagination = z.infer<typeof paginationInput>;
 
 export const searchInput = paginationInput.extend({ search: z.string().max(128).optional() });
 
-export const timestamp = z.string().meta({ format: 'date-time' });
-
-/** An id the server made (a UUID); documented as one without checking what the database hands back. */
-export const uuidString = z.string().meta({ format: 'uuid' });
+export { timestamp, uuidString } from '../../lib/schema-formats.ts';
 
 /** The output of a list procedure; REST adds `code: "0"` around it. */
 export function listOutput<T extends z.ZodType>(item: T) {
