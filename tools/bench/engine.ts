@@ -2,9 +2,9 @@
 // For each: 20,000 no-op tasks at concurrency 10 (tasks/s from the first create to the last completion) and the
 // heap before/after them, then a trickle of 1,000 single tasks, one at a time (create→start latency p50/p99), after
 // 50 untimed; the CPU per task of the throughput run, of the node(s) and of a database server on this host (read
-// from /proc). Console's engine on PostgreSQL and graphile-worker, compared on the trickle, take 3,000 each in
-// turns, 50 tasks at a time, opened again after all throughput runs: of 1,000 the p99 is the tenth-worst sample,
-// set by the few stalls of the shared machine that landed in it.
+// from /proc). Console's engine on PostgreSQL and graphile-worker, compared on the trickle, take 3,000 each (of
+// 1,000 the p99 is the tenth-worst sample, which a few stalls of the shared machine decide), in turns, 50 at a
+// time, opened again after the PostgreSQL rows' throughput runs.
 // Console's engine runs on SQLite, PostgreSQL (in this process, and in three worker processes on one database), MariaDB
 // and ClickHouse (chdb); the other two on the same PostgreSQL.
 // PostgreSQL comes from BENCH_PG_URL or TEST_PG_URL (`eval "$(bash tools/ci/services.sh env)"` sets the latter);
@@ -26,7 +26,7 @@ import { cpuByProcess, cpuSecondsOf, cpuSince } from './process-cpu.ts';
 
 const TASKS = Number(process.env.BENCH_TASKS ?? 20_000);
 const TRICKLE = Number(process.env.BENCH_TRICKLE ?? 1000);
-/** The trickle of the two compared on it, each: their p99s are then the thirtieth-worst samples. */
+/** Trickle of each of Console's engine on PostgreSQL and graphile-worker, in turns: their p99 is the 30th-worst sample. */
 const TRICKLE_IN_TURNS = Number(process.env.BENCH_TRICKLE_IN_TURNS ?? 3000);
 const BATCH = 1000;
 const PG_URL = process.env.BENCH_PG_URL ?? process.env.TEST_PG_URL;
@@ -354,8 +354,10 @@ const sqlite: DbOptions = {
   maxOpenConnections: 1,
   maxIdleConnections: 1,
 };
+const paired = PG_URL && (wanted('postgres') || wanted('graphile'));
+const pairedCount = paired ? ` (${TRICKLE_IN_TURNS} for Console's engine on PostgreSQL and graphile-worker)` : '';
 console.log(
-  `${TASKS} no-op tasks at concurrency ${CONCURRENCY}, then ${TRICKLE} single tasks one at a time (${TRICKLE_IN_TURNS} for Console's engine on PostgreSQL and graphile-worker, in turns; Node ${process.version})\n`,
+  `${TASKS} no-op tasks at concurrency ${CONCURRENCY}, then ${TRICKLE} single tasks one at a time${pairedCount} (Node ${process.version})\n`,
 );
 if (wanted('sqlite')) results.push(await measure('console engine', 'sqlite', consoleEngine(sqlite)));
 if (PG_URL) {
