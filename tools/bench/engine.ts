@@ -354,10 +354,12 @@ const sqlite: DbOptions = {
   maxOpenConnections: 1,
   maxIdleConnections: 1,
 };
-const paired = PG_URL && (wanted('postgres') || wanted('graphile'));
-const pairedCount = paired ? ` (${TRICKLE_IN_TURNS} for Console's engine on PostgreSQL and graphile-worker)` : '';
+const inTurns =
+  PG_URL && (wanted('postgres') || wanted('graphile'))
+    ? ` (${TRICKLE_IN_TURNS} for Console's engine on PostgreSQL and graphile-worker)`
+    : '';
 console.log(
-  `${TASKS} no-op tasks at concurrency ${CONCURRENCY}, then ${TRICKLE} single tasks one at a time${pairedCount} (Node ${process.version})\n`,
+  `${TASKS} no-op tasks at concurrency ${CONCURRENCY}, then ${TRICKLE} single tasks one at a time${inTurns} (Node ${process.version})\n`,
 );
 if (wanted('sqlite')) results.push(await measure('console engine', 'sqlite', consoleEngine(sqlite)));
 if (PG_URL) {
