@@ -19,8 +19,10 @@ export interface ScheduleDefinition {
   enabled?: boolean;
 }
 
+const zoneOf = (def: ScheduleDefinition) => def.timezone ?? 'UTC';
+
 export function nextFire(def: ScheduleDefinition, after: Date): Date {
-  return nextCronFire(def.spec, def.timezone ?? 'UTC', after);
+  return nextCronFire(def.spec, zoneOf(def), after);
 }
 
 /** Throws, naming the schedule, when its id, spec or timezone would not work: at definition, not at a fire. */
@@ -30,7 +32,7 @@ export function checkDefinition(def: ScheduleDefinition): void {
     nextFire(def, new Date());
   } catch (error) {
     throw new Error(
-      `schedule ${def.id}: invalid spec "${def.spec}" or timezone "${def.timezone ?? 'UTC'}": ${(error as Error).message}`,
+      `schedule ${def.id}: invalid spec "${def.spec}" or timezone "${zoneOf(def)}": ${(error as Error).message}`,
     );
   }
 }
@@ -46,7 +48,7 @@ export function toScheduleJson(
     name: def.name,
     spec: def.spec,
     task_type: def.taskType,
-    timezone: def.timezone ?? 'UTC',
+    timezone: zoneOf(def),
     enabled,
     next_run: enabled ? nextFire(def, new Date()).toISOString() : null,
     last_run: state?.last_run ?? null,

@@ -1,6 +1,6 @@
 import type { Scheduler } from '../../engine/scheduler.ts';
-import type { ScheduleJson } from '../../lib/schedule-schema.ts';
 import type { TaskJson } from '../../engine/types.ts';
+import type { ScheduleJson } from '../../lib/schedule-schema.ts';
 import type { AuditWriter } from '../audit/writer.ts';
 import type { Actor } from '../common/context.ts';
 
