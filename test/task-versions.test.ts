@@ -89,6 +89,38 @@ function afterNextInsert(db: Database, after: () => Promise<void>): void {
   });
 }
 
+/**
+ * Runs every INSERT through `db` past `gate(ids)` first (the ids of its rows) until the returned function is
+ * called: the gate may make changes meanwhile, or throw to have the database refuse the rows.
+ */
+function gateInserts(db: Database, gate: (ids: string[]) => Promise<void>): () => void {
+  const knex = db.knex;
+  (db as { knex: unknown }).knex = new Proxy(knex, {
+    apply(target, self, args) {
+      const query = Reflect.apply(target, self, args) as Knex.QueryBuilder & {
+        _method?: string;
+        _single: { insert?: { id: string } | { id: string }[] };
+      };
+      const then = query.then.bind(query);
+      query.then = ((ok: never, ko: never) => {
+        if (query._method !== 'insert') return then(ok, ko);
+        const ids = ([] as { id: string }[]).concat(query._single.insert ?? []).map((r) => r.id);
+        return gate(ids)
+          .then(() => then())
+          .then(ok, ko);
+      }) as never;
+      return query;
+    },
+  });
+  return () => void ((db as { knex: unknown }).knex = knex);
+}
+
+/** The stored progress of a task, read past the task store. */
+async function storedProgress(db: Database, id: string): Promise<number | undefined> {
+  const row = (await db.knex(db.t.tasks).where('id', id).first('progress')) as { progress: unknown } | undefined;
+  return row && Number(row.progress);
+}
+
 // ClickHouse: claims held in memory, every change a new row version written through a short buffer.
 const lane = lanes().find((l): l is Lane => l.name === 'clickhouse');
 if (lane) {
@@ -307,6 +339,45 @@ if (lane) {
         (await node.db.tasks.claim(claimOf(['after_failure']))).map((r) => r.id),
         [task.id],
       );
+    });
+
+    test('a change the database refuses is dropped after three failed stores, the rest and later changes are stored', async () => {
+      const [x, y] = [newTaskRow('refused'), newTaskRow('refused')];
+      await node.db.tasks.insert([x, y], new Date());
+      await node.db.tasks.settle();
+      let refusing = true;
+      let changedMeanwhile = false;
+      const restore = gateInserts(node.db, async (ids) => {
+        if (refusing && ids.includes(x.id)) throw new Error('refused');
+        // Written one at a time now, x already refused: its next version is made before the refusal is handled.
+        if (refusing && ids.length === 1 && ids[0] === y.id) {
+          refusing = false;
+          changedMeanwhile = (
+            await node.db.tasks.change([{ id: x.id, fence: { status: 'pending' }, patch: { progress: 9 } }])
+          )[0]!;
+        }
+      });
+      try {
+        await node.db.tasks.change([
+          { id: x.id, fence: { status: 'pending' }, patch: { progress: 5 } },
+          { id: y.id, fence: { status: 'pending' }, patch: { progress: 7 } },
+        ]);
+        assert.ok(await until(async () => (await storedProgress(node.db, y.id)) === 7, 5000), 'y was stored');
+        assert.ok(changedMeanwhile, 'x changed again while the rows were written one at a time');
+        assert.ok(
+          await until(async () => (await storedProgress(node.db, x.id)) === 9, 2000),
+          "x's later version was stored",
+        );
+        assert.deepEqual(
+          (await versions(node.db, x.id)).map((v) => v.version),
+          [0, 2],
+          'the refused version was never stored',
+        );
+        const claimed = await node.db.tasks.claim(claimOf(['refused']));
+        assert.deepEqual(new Set(claimed.map((r) => r.id)), new Set([x.id, y.id]), 'claims go on');
+      } finally {
+        restore();
+      }
     });
 
     test('stopping stores every buffered change before it resolves', async () => {

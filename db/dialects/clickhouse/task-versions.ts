@@ -29,10 +29,8 @@ import {
 import type { TaskStore } from '../../tasks/store.ts';
 import type { TaskTable } from '../../tasks/table.ts';
 import { ReadyLists, type ReadyList } from './task-ready-lists.ts';
+import { WriteLoop } from './write-loop.ts';
 
-/** How long a change waits for others to share its INSERT. */
-const FLUSH_MS = 50;
-const MAX_FLUSH_BACKOFF_MS = 5000;
 /** Failed stores in a row after which rows are written one at a time, so one the server refuses cannot hold back the rest. */
 const ONE_BY_ONE_AFTER = 3;
 const CHUNK = 500;
@@ -55,7 +53,7 @@ const held = ({ id, status, claim_id, cancel_requested }: TaskRow): HeldTask => 
  * memory until they are stored, and running rows stay while they run (the claims are held here, not in the
  * database). Fences are checked on the newest version in memory, synchronously, so two changes of one row never
  * interleave; claims take pending rows from memory (the ready lists, task-ready-lists.ts, read from the database
- * 100 at a time). Changes are buffered for up to 50 ms and stored with one INSERT; reads of the table settle the
+ * 100 at a time). Changes are buffered for up to 50 ms and stored with one INSERT (when: write-loop.ts); reads of the table settle the
  * buffer first, so every read sees every change made before it. Lost on a crash: at most the last 50 ms of
  * changes (while the database refuses writes, the changes since; nothing is claimed then), which leaves tasks
  * pending or running as they were, to run again (running rows of a process that is gone count as expired at
@@ -70,10 +68,8 @@ export class TaskVersions {
   private readonly unstored = new Set<string>();
   private readonly ready = new ReadyLists();
   private readonly tables: TaskTable[] = [];
-  private storing: Promise<void> | undefined;
-  /** Changes made, and changes stored (every one up to this count), for settle to wait on its own. */
-  private changes = 0;
-  private stored = 0;
+  /** Stores the unstored versions; while its writes fail, nothing is claimed (what runs could not be stored). */
+  private readonly loop: WriteLoop;
   /** Stores completed, and the reads under way by the count when each began. */
   private stores = 0;
   private readonly reads = new Map<number, number>();
@@ -82,11 +78,13 @@ export class TaskVersions {
    * return an older version from before the store.
    */
   private readonly left = new Map<string, { row: TaskRow; store: number }>();
-  /** Failed stores in a row; while there are any, nothing is claimed (what runs could not be stored). */
-  private failures = 0;
-  private timer: NodeJS.Timeout | undefined;
 
-  constructor(private readonly logger: DbLogger) {}
+  constructor(private readonly logger: DbLogger) {
+    this.loop = new WriteLoop(
+      () => this.write(),
+      (error) => logger.warn({ err: error, tasks: this.unstored.size }, 'storing task changes failed; retrying'),
+    );
+  }
 
   /** The store as one TaskTable sees it: its statements go through that database's connections. */
   attach(table: TaskTable): TaskStore {
@@ -108,7 +106,7 @@ export class TaskVersions {
       held: (ids, onlyCancelled) => this.held(table, ids, onlyCancelled),
       expired: (limit) => this.expired(table, limit),
       remove: (ids) => this.remove(table, ids),
-      settle: () => this.settle(),
+      settle: () => this.loop.settle(),
       detach: () => this.detach(table),
     };
   }
@@ -117,20 +115,17 @@ export class TaskVersions {
     const last = this.tables.length === 1;
     try {
       // The last database of the process stores what is left; another may be what a store under way uses.
-      if (last) await this.settle();
-      else await this.storing?.catch(() => {});
+      if (last) await this.loop.settle();
+      else await this.loop.idle();
     } finally {
       this.tables.splice(this.tables.indexOf(table), 1);
       // Afterwards memory starts empty, as after a restart.
       if (last) {
-        clearTimeout(this.timer);
-        this.timer = undefined;
+        this.loop.reset();
         this.known.clear();
         this.unstored.clear();
         this.ready.clear();
         this.left.clear();
-        this.stored = this.changes;
-        this.failures = 0;
       }
     }
   }
@@ -187,7 +182,7 @@ export class TaskVersions {
 
   private async claim(table: TaskTable, c: ClaimRequest): Promise<TaskRow[]> {
     // A run whose outcome cannot be stored would be lost with everything after it: wait for the database.
-    if (this.failures) throw new Error('task changes are not being stored; claims wait until they are');
+    if (this.loop.failures) throw new Error('task changes are not being stored; claims wait until they are');
     const list = this.ready.for(c.types);
     if (this.ready.short(list, c.limit, new Date().toISOString()))
       await this.fill(table, list, Math.max(PREFETCH, c.limit));
@@ -302,58 +297,17 @@ export class TaskVersions {
     this.known.set(next.id, next);
     this.ready.forget(next.id);
     this.unstored.add(next.id);
-    this.changes++;
-    // After a failure the backoff timer is already set.
-    this.timer ??= setTimeout(() => this.storeLater(), FLUSH_MS).unref();
+    this.loop.changed();
     return next;
   }
 
-  private storeLater(): void {
-    this.timer = undefined;
-    // A failure has its retry armed by store().
-    this.store().catch(() => {});
-  }
-
-  /** Waits for the changes made until now only: under steady load there are always newer ones. */
-  private async settle(): Promise<void> {
-    const target = this.changes;
-    while (this.stored < target) await this.store();
-  }
-
-  /**
-   * One INSERT (per 500 rows) of every unstored version; a store already under way is joined. Whoever started
-   * it (the timer, or a settle), what it leaves unstored gets a timer: changes made while it ran are not in it.
-   */
-  private store(): Promise<void> {
-    this.storing ??= this.write()
-      .then(
-        () => {
-          this.failures = 0;
-          if (this.unstored.size) this.timer ??= setTimeout(() => this.storeLater(), FLUSH_MS).unref();
-        },
-        (error: unknown) => {
-          this.failures++;
-          this.logger.warn({ err: error, tasks: this.unstored.size }, 'storing task changes failed; retrying');
-          clearTimeout(this.timer);
-          this.timer = setTimeout(
-            () => this.storeLater(),
-            Math.min(MAX_FLUSH_BACKOFF_MS, FLUSH_MS * 2 ** this.failures),
-          ).unref();
-          throw error;
-        },
-      )
-      .finally(() => (this.storing = undefined));
-    return this.storing;
-  }
-
+  /** One INSERT (per 500 rows) of every unstored version, for the loop; a version written twice is the same row. */
   private async write(): Promise<void> {
     const table = this.tables[0];
     if (!table) throw new Error('the task store has no open database');
-    const upTo = this.changes;
     const rows = [...this.unstored].map((id) => this.known.get(id)!);
     const insert = (batch: TaskRow[]) => table.knex(table.name).insert(batch.map((r) => toDbPatch(table, r)));
-    if (this.failures < ONE_BY_ONE_AFTER) {
-      // Written again after a failure, whole: a version written twice is the same row.
+    if (this.loop.failures < ONE_BY_ONE_AFTER) {
       for (let i = 0; i < rows.length; i += CHUNK) await insert(rows.slice(i, i + CHUNK));
     } else {
       const refused = await this.writeOneByOne(rows, insert);
@@ -364,12 +318,13 @@ export class TaskVersions {
           { err: error, task_id: row.id },
           'the database refuses this task change; it is dropped (the task keeps its stored state)',
         );
-        if (this.known.get(row.id) === row) this.known.delete(row.id);
+        // A newer version made meanwhile stays unstored: it is stored, or refused, on its own.
+        if (this.known.get(row.id) !== row) continue;
+        this.known.delete(row.id);
         this.unstored.delete(row.id);
       }
     }
     this.stores++;
-    this.stored = upTo;
     for (const row of rows) {
       if (this.known.get(row.id) !== row) continue;
       this.unstored.delete(row.id);
