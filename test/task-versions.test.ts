@@ -362,7 +362,7 @@ if (lane) {
           { id: x.id, fence: { status: 'pending' }, patch: { progress: 5 } },
           { id: y.id, fence: { status: 'pending' }, patch: { progress: 7 } },
         ]);
-        assert.ok(await until(async () => (await storedProgress(node.db, y.id)) === 7, 5000), 'y was stored');
+        assert.ok(await until(async () => (await storedProgress(node.db, y.id)) === 7, 10_000), 'y was stored');
         assert.ok(changedMeanwhile, 'x changed again while the rows were written one at a time');
         assert.ok(
           await until(async () => (await storedProgress(node.db, x.id)) === 9, 2000),

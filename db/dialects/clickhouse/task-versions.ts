@@ -53,11 +53,11 @@ const held = ({ id, status, claim_id, cancel_requested }: TaskRow): HeldTask => 
  * memory until they are stored, and running rows stay while they run (the claims are held here, not in the
  * database). Fences are checked on the newest version in memory, synchronously, so two changes of one row never
  * interleave; claims take pending rows from memory (the ready lists, task-ready-lists.ts, read from the database
- * 100 at a time). Changes are buffered for up to 50 ms and stored with one INSERT (when: write-loop.ts); reads of the table settle the
- * buffer first, so every read sees every change made before it. Lost on a crash: at most the last 50 ms of
- * changes (while the database refuses writes, the changes since; nothing is claimed then), which leaves tasks
- * pending or running as they were, to run again (running rows of a process that is gone count as expired at
- * once).
+ * 100 at a time). Changes are buffered for up to 50 ms and stored with one INSERT (when: write-loop.ts); reads
+ * of the table settle the buffer first, so every read sees every change made before it. Lost on a crash: at
+ * most the last 50 ms of changes (while the database refuses writes, the changes since; nothing is claimed
+ * then), which leaves tasks pending or running as they were, to run again (running rows of a process that is
+ * gone count as expired at once).
  *
  * One instance serves every TaskTable of the process on the same tables, so several consoles of one process
  * (the tests' nodes) share it as one owner.
@@ -314,12 +314,19 @@ export class TaskVersions {
       // Every row failing is the database failing: they are all kept for the next attempt.
       if (refused.length === rows.length && rows.length) throw refused[0]!.error;
       for (const { row, error } of refused) {
+        // A newer version made meanwhile is written next: it holds this change and the later ones, and memory
+        // already answers it, so dropping it too would leave memory and the table apart.
+        if (this.known.get(row.id) !== row) {
+          this.logger.error(
+            { err: error, task_id: row.id },
+            'the database refuses this task change; the newer change made since, which includes it, is tried next',
+          );
+          continue;
+        }
         this.logger.error(
           { err: error, task_id: row.id },
           'the database refuses this task change; it is dropped (the task keeps its stored state)',
         );
-        // A newer version made meanwhile stays unstored: it is stored, or refused, on its own.
-        if (this.known.get(row.id) !== row) continue;
         this.known.delete(row.id);
         this.unstored.delete(row.id);
       }

@@ -16,6 +16,8 @@ export class WriteLoop {
   /** Every change up to this count is written. */
   private written = 0;
   private failed = 0;
+  /** Grows with every reset: a write begun before one changes nothing of the loop when it ends. */
+  private epoch = 0;
 
   constructor(
     private readonly write: () => Promise<void>,
@@ -27,7 +29,7 @@ export class WriteLoop {
     return this.failed;
   }
 
-  /** Counts one change, to be written within `FLUSH_MS` (or with the retry already armed after a failure). */
+  /** Counts one change, to be written `FLUSH_MS` later, or by the write under way or the retry a failure armed. */
   changed(): void {
     this.changes++;
     this.timer ??= setTimeout(() => this.runLater(), FLUSH_MS).unref();
@@ -46,6 +48,7 @@ export class WriteLoop {
 
   /** Forgets every change and failure, as after a restart: the store dropped what it held. */
   reset(): void {
+    this.epoch++;
     clearTimeout(this.timer);
     this.timer = undefined;
     this.written = this.changes;
@@ -62,14 +65,17 @@ export class WriteLoop {
   private run(): Promise<void> {
     if (this.running) return this.running;
     const upTo = this.changes;
+    const epoch = this.epoch;
     this.running = this.write()
       .then(
         () => {
+          if (epoch !== this.epoch) return;
           this.written = upTo;
           this.failed = 0;
           if (this.changes > upTo) this.timer ??= setTimeout(() => this.runLater(), FLUSH_MS).unref();
         },
         (error: unknown) => {
+          if (epoch !== this.epoch) throw error;
           this.failed++;
           this.onFailure(error);
           clearTimeout(this.timer);
