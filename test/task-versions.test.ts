@@ -89,23 +89,28 @@ function afterNextInsert(db: Database, after: () => Promise<void>): void {
   });
 }
 
+/** A row of an INSERT, as far as a gate looks at it. */
+interface InsertedRow {
+  id: string;
+  version: unknown;
+}
+
 /**
- * Runs every INSERT through `db` past `gate(ids)` first (the ids of its rows) until the returned function is
- * called: the gate may make changes meanwhile, or throw to have the database refuse the rows.
+ * Runs every INSERT through `db` past `gate(rows)` first (its rows' ids and versions) until the returned
+ * function is called: the gate may make changes meanwhile, or throw to have the database refuse the rows.
  */
-function gateInserts(db: Database, gate: (ids: string[]) => Promise<void>): () => void {
+function gateInserts(db: Database, gate: (rows: InsertedRow[]) => Promise<void>): () => void {
   const knex = db.knex;
   (db as { knex: unknown }).knex = new Proxy(knex, {
     apply(target, self, args) {
       const query = Reflect.apply(target, self, args) as Knex.QueryBuilder & {
         _method?: string;
-        _single: { insert?: { id: string } | { id: string }[] };
+        _single: { insert?: InsertedRow | InsertedRow[] };
       };
       const then = query.then.bind(query);
       query.then = ((ok: never, ko: never) => {
         if (query._method !== 'insert') return then(ok, ko);
-        const ids = ([] as { id: string }[]).concat(query._single.insert ?? []).map((r) => r.id);
-        return gate(ids)
+        return gate(([] as InsertedRow[]).concat(query._single.insert ?? []))
           .then(() => then())
           .then(ok, ko);
       }) as never;
@@ -347,7 +352,9 @@ if (lane) {
       await node.db.tasks.settle();
       let refusing = true;
       let changedMeanwhile = false;
-      const restore = gateInserts(node.db, async (ids) => {
+      const written: number[] = [];
+      const restore = gateInserts(node.db, async (rows) => {
+        const ids = rows.map((r) => r.id);
         if (refusing && ids.includes(x.id)) throw new Error('refused');
         // Written one at a time now, x already refused: its next version is made before the refusal is handled.
         if (refusing && ids.length === 1 && ids[0] === y.id) {
@@ -356,6 +363,7 @@ if (lane) {
             await node.db.tasks.change([{ id: x.id, fence: { status: 'pending' }, patch: { progress: 9 } }])
           )[0]!;
         }
+        for (const row of rows) if (row.id === x.id) written.push(Number(row.version));
       });
       try {
         await node.db.tasks.change([
@@ -368,11 +376,8 @@ if (lane) {
           await until(async () => (await storedProgress(node.db, x.id)) === 9, 2000),
           "x's later version was stored",
         );
-        assert.deepEqual(
-          (await versions(node.db, x.id)).map((v) => v.version),
-          [0, 2],
-          'the refused version was never stored',
-        );
+        // Seen at the INSERT rather than read back: ClickHouse merges superseded versions away when it likes.
+        assert.deepEqual(written, [2], 'of x, only the version after the refused one was written');
         const claimed = await node.db.tasks.claim(claimOf(['refused']));
         assert.deepEqual(new Set(claimed.map((r) => r.id)), new Set([x.id, y.id]), 'claims go on');
       } finally {
