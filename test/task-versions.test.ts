@@ -52,9 +52,9 @@ async function versions(db: Database, id: string): Promise<{ status: string; ver
   return rows.map((r) => ({ status: r.status, version: Number(r.version) }));
 }
 
-/** The newest stored version, read past the task store (which would store what it buffers first). */
-async function stored(db: Database, id: string): Promise<string | undefined> {
-  return ((await db.knex(db.t.tasks).where('id', id).first('status')) as { status: string } | undefined)?.status;
+/** A column of the newest stored version, read past the task store (which would store what it buffers first). */
+async function stored(db: Database, id: string, column = 'status'): Promise<unknown> {
+  return ((await db.knex(db.t.tasks).where('id', id).first(column)) as Record<string, unknown> | undefined)?.[column];
 }
 
 const claimOf = (types: string[], limit = 10) => ({
@@ -66,40 +66,20 @@ const claimOf = (types: string[], limit = 10) => ({
   patch: { status: 'running' as const },
 });
 
-/**
- * Makes the next INSERT through `db` take `after` once the server ran it: an answer that comes late (or, when
- * `after` throws, an answer lost although the rows are stored).
- */
-function afterNextInsert(db: Database, after: () => Promise<void>): void {
-  const knex = db.knex;
-  (db as { knex: unknown }).knex = new Proxy(knex, {
-    apply(target, self, args) {
-      const query = Reflect.apply(target, self, args) as Knex.QueryBuilder & { _method?: string };
-      const then = query.then.bind(query);
-      query.then = ((ok: never, ko: never) => {
-        if (query._method !== 'insert') return then(ok, ko);
-        (db as { knex: unknown }).knex = knex;
-        return then(async (v: unknown) => {
-          await after();
-          return v;
-        }).then(ok, ko);
-      }) as never;
-      return query;
-    },
-  });
-}
-
-/** A row of an INSERT, as far as a gate looks at it. */
+/** A row of an INSERT, as far as a hook looks at it. */
 interface InsertedRow {
   id: string;
   version: unknown;
 }
 
 /**
- * Runs every INSERT through `db` past `gate(rows)` first (its rows' ids and versions) until the returned
- * function is called: the gate may make changes meanwhile, or throw to have the database refuse the rows.
+ * Runs every INSERT through `db` by `hook(rows, insert)` (its rows' ids and versions, and the INSERT itself)
+ * until the returned function is called.
  */
-function gateInserts(db: Database, gate: (rows: InsertedRow[]) => Promise<void>): () => void {
+function hookInserts(
+  db: Database,
+  hook: (rows: InsertedRow[], insert: () => Promise<unknown>) => Promise<unknown>,
+): () => void {
   const knex = db.knex;
   (db as { knex: unknown }).knex = new Proxy(knex, {
     apply(target, self, args) {
@@ -110,9 +90,7 @@ function gateInserts(db: Database, gate: (rows: InsertedRow[]) => Promise<void>)
       const then = query.then.bind(query);
       query.then = ((ok: never, ko: never) => {
         if (query._method !== 'insert') return then(ok, ko);
-        return gate(([] as InsertedRow[]).concat(query._single.insert ?? []))
-          .then(() => then())
-          .then(ok, ko);
+        return hook(([] as InsertedRow[]).concat(query._single.insert ?? []), () => then()).then(ok, ko);
       }) as never;
       return query;
     },
@@ -120,11 +98,28 @@ function gateInserts(db: Database, gate: (rows: InsertedRow[]) => Promise<void>)
   return () => void ((db as { knex: unknown }).knex = knex);
 }
 
-/** The stored progress of a task, read past the task store. */
-async function storedProgress(db: Database, id: string): Promise<number | undefined> {
-  const row = (await db.knex(db.t.tasks).where('id', id).first('progress')) as { progress: unknown } | undefined;
-  return row && Number(row.progress);
+/**
+ * Makes the next INSERT through `db` take `after` once the server ran it: an answer that comes late (or, when
+ * `after` throws, an answer lost although the rows are stored).
+ */
+function afterNextInsert(db: Database, after: () => Promise<void>): void {
+  const restore = hookInserts(db, async (_rows, insert) => {
+    restore();
+    const answer = await insert();
+    await after();
+    return answer;
+  });
 }
+
+/**
+ * Runs every INSERT through `db` past `gate(rows)` first until the returned function is called: the gate may
+ * make changes meanwhile, or throw to have the database refuse the rows.
+ */
+const gateInserts = (db: Database, gate: (rows: InsertedRow[]) => Promise<void>) =>
+  hookInserts(db, async (rows, insert) => {
+    await gate(rows);
+    return insert();
+  });
 
 // ClickHouse: claims held in memory, every change a new row version written through a short buffer.
 const lane = lanes().find((l): l is Lane => l.name === 'clickhouse');
@@ -370,10 +365,13 @@ if (lane) {
           { id: x.id, fence: { status: 'pending' }, patch: { progress: 5 } },
           { id: y.id, fence: { status: 'pending' }, patch: { progress: 7 } },
         ]);
-        assert.ok(await until(async () => (await storedProgress(node.db, y.id)) === 7, 10_000), 'y was stored');
+        assert.ok(
+          await until(async () => Number(await stored(node.db, y.id, 'progress')) === 7, 10_000),
+          'y was stored',
+        );
         assert.ok(changedMeanwhile, 'x changed again while the rows were written one at a time');
         assert.ok(
-          await until(async () => (await storedProgress(node.db, x.id)) === 9, 2000),
+          await until(async () => Number(await stored(node.db, x.id, 'progress')) === 9, 2000),
           "x's later version was stored",
         );
         // Seen at the INSERT rather than read back: ClickHouse merges superseded versions away when it likes.

@@ -1,8 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { WriteLoop } from '../db/dialects/clickhouse/write-loop.ts';
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+import { sleep } from './support/identity.ts';
 
 /** A loop whose writes are counted and end when the test says, each failing while `failing` is set. */
 function loop() {

@@ -32,7 +32,7 @@ export class WriteLoop {
   /** Counts one change, to be written `FLUSH_MS` later, or by the write under way or the retry a failure armed. */
   changed(): void {
     this.changes++;
-    this.timer ??= setTimeout(() => this.runLater(), FLUSH_MS).unref();
+    this.later(FLUSH_MS);
   }
 
   /** Waits until every change made before this call is written, writing as often as that takes. */
@@ -55,10 +55,13 @@ export class WriteLoop {
     this.failed = 0;
   }
 
-  private runLater(): void {
-    this.timer = undefined;
-    // A failure has its retry armed by run().
-    this.run().catch(() => {});
+  /** A write `ms` from now, unless one is armed already. */
+  private later(ms: number): void {
+    this.timer ??= setTimeout(() => {
+      this.timer = undefined;
+      // A failure has its retry armed by run().
+      this.run().catch(() => {});
+    }, ms).unref();
   }
 
   /** One write, or the one under way joined; whoever started it, changes made meanwhile get a timer. */
@@ -72,14 +75,15 @@ export class WriteLoop {
           if (epoch !== this.epoch) return;
           this.written = upTo;
           this.failed = 0;
-          if (this.changes > upTo) this.timer ??= setTimeout(() => this.runLater(), FLUSH_MS).unref();
+          if (this.changes > upTo) this.later(FLUSH_MS);
         },
         (error: unknown) => {
           if (epoch !== this.epoch) throw error;
           this.failed++;
           this.onFailure(error);
           clearTimeout(this.timer);
-          this.timer = setTimeout(() => this.runLater(), Math.min(MAX_BACKOFF_MS, FLUSH_MS * 2 ** this.failed)).unref();
+          this.timer = undefined;
+          this.later(Math.min(MAX_BACKOFF_MS, FLUSH_MS * 2 ** this.failed));
           throw error;
         },
       )
