@@ -10,6 +10,7 @@ import { toTaskJson } from '../lib/task-schema.ts';
 import { isDeepFrozen } from '../lib/deep-freeze.ts';
 import { startEngineNode, until, type EngineNode } from './support/engine-node.ts';
 import { lanes } from './support/harness.ts';
+import { sleep } from './support/identity.ts';
 
 // The task lists keep rows between requests by id and version (db/repositories/listed-tasks.ts). Whatever the engine
 // writes to a task must grow its version, or a list would go on showing the kept row.
@@ -101,7 +102,11 @@ for (const lane of lanes()) {
       // Kept long enough that time alone lets no row go before the test's end, however slow the machine.
       const kept = new KeptTaskRows(100, 60_000);
       const creatorId = randomUUID();
-      const [a, b] = await node.engine.createMany([1, 2].map(() => ({ type: 'kept_idle', creatorId })));
+      // Created in different milliseconds, so b is the newer on every database: within one, the tie goes by id,
+      // which ClickHouse orders as a UUID (its halves swapped), not as the text other databases compare.
+      const [a] = await node.engine.createMany([{ type: 'kept_idle', creatorId }]);
+      await sleep(5);
+      const [b] = await node.engine.createMany([{ type: 'kept_idle', creatorId }]);
       const byId = (rows: ListedTask[]) => new Map(rows.map((r) => [r.id, r]));
       const first = byId((await listTasks(node.db, kept, {}, 0, 10)).rows);
       assert.ok([...first.values()].every(isDeepFrozen), 'listed rows are deep-frozen');
