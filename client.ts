@@ -159,6 +159,9 @@ export type AppRouter = TRPCBuiltRouter<Root, {
           created_at: string;
           updated_at: string;
         };
+      } | {
+        mfa_required: true;
+        mfa_token: string;
       };
       meta: object;
     }>;

@@ -10,6 +10,7 @@ import type { ConsoleConfigInput } from '../server/config/schema.ts';
 import { mapProfile, readPath } from '../routers/oauth/field-mapping.ts';
 import { captureLogs, lanes, startConsole, type Reply, type TestConsole } from './support/harness.ts';
 import { assertError, createUser, ok, unique } from './support/identity.ts';
+import { startMailServer, type MailServer } from './support/mail-server.ts';
 import {
   approve,
   browse,
@@ -29,6 +30,7 @@ const CLIENT = { id: 'console-client', secret: 'client-secret-never-shown' };
 const POST_CLIENT = { id: 'console-post-client', secret: 'post-secret-never-shown' };
 const ROOT_URL = 'https://console.example/app';
 const TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
+const ENCRYPT_KEY = 'k'.repeat(32);
 
 type Provider = NonNullable<NonNullable<ConsoleConfigInput['oauth']>['providers']>[number];
 
@@ -46,6 +48,14 @@ for (const lane of lanes()) {
   describe(`oauth [${lane.name}]`, () => {
     let mock: MockProvider;
     let oidc: OidcProvider;
+    /** The OpenID provider's accounts by login name; tests add their own. */
+    const accounts: Record<string, Record<string, unknown>> = {
+      alice: { email: 'alice@example.test', email_verified: true, name: 'Alice Admin', preferred_username: 'alice' },
+      bob: { email: 'bob@example.test', email_verified: true, preferred_username: 'bob' },
+      carol: { email: 'carol@example.test', email_verified: true, preferred_username: 'carol' },
+    };
+    /** Where the MFA codes go. */
+    let mail: MailServer;
     /** The OpenID provider `oidclate` is configured for, absent at startup. */
     let latePort: number;
     let silent: Awaited<ReturnType<typeof startSilentServer>>;
@@ -62,25 +72,20 @@ for (const lane of lanes()) {
       const port = await freePort();
       base = `http://127.0.0.1:${port}`;
       oidc = await startOidcProvider(
-        { ...CLIENT, redirectUris: ['oidc', 'oidclate'].map((name) => `${base}/api/auth/oauth/${name}/callback`) },
         {
-          alice: {
-            email: 'alice@example.test',
-            email_verified: true,
-            name: 'Alice Admin',
-            preferred_username: 'alice',
-          },
-          bob: { email: 'bob@example.test', email_verified: true, preferred_username: 'bob' },
-          carol: { email: 'carol@example.test', email_verified: true, preferred_username: 'carol' },
+          ...CLIENT,
+          redirectUris: ['oidc', 'oidclate', 'oidcspec'].map((name) => `${base}/api/auth/oauth/${name}/callback`),
         },
+        accounts,
       );
       latePort = await freePort();
-      // Discovery only: no endpoint addresses. Roles and the avatar are claims only an ID token may carry here.
-      const openid = (name: string, issuer: string): Provider => ({
+      // Discovery only (no endpoint addresses), or the original keys only (no issuer). Roles and the avatar are
+      // claims only an ID token may carry here.
+      const openid = (name: string, endpoints: { issuer: string } | ProviderUrls): Provider => ({
         name,
         client_id: CLIENT.id,
         client_secret: CLIENT.secret,
-        issuer,
+        ...endpoints,
         redirect_url: `${base}/api/auth/oauth/${name}/callback`,
         username_field: 'preferred_username',
         full_name_field: 'name',
@@ -116,9 +121,10 @@ for (const lane of lanes()) {
             { auto_create_user: true },
           ),
           provider('slow', { ...mock.urls, token_url: `${silent.url}/token` }, { auto_create_user: true }),
-          openid('oidc', oidc.issuer),
-          openid('oidclate', `http://127.0.0.1:${latePort}`),
-          openid('oidcslow', silent.url),
+          openid('oidc', { issuer: oidc.issuer }),
+          openid('oidclate', { issuer: `http://127.0.0.1:${latePort}` }),
+          openid('oidcslow', { issuer: silent.url }),
+          openid('oidcspec', oidc.urls),
         ],
       };
       t = await startConsole(
@@ -126,6 +132,7 @@ for (const lane of lanes()) {
         {
           server: { port },
           jwt: { secret: JWT_SECRET },
+          global: { encrypt_key: ENCRYPT_KEY },
           oauth,
           tracing: { file: { path: join(mkdtempSync(join(tmpdir(), 'oauth-spans-')), 'spans.jsonl') } },
         },
@@ -134,16 +141,30 @@ for (const lane of lanes()) {
       await t.c.listen();
       node2 = await startConsole(
         lane,
-        { database: t.database, server: { root_url: ROOT_URL }, jwt: { secret: JWT_SECRET }, oauth },
+        {
+          database: t.database,
+          server: { root_url: ROOT_URL },
+          jwt: { secret: JWT_SECRET },
+          global: { encrypt_key: ENCRYPT_KEY },
+          oauth,
+        },
         {},
         { keepTables: true },
       );
       admin = await t.login();
+      mail = await startMailServer('plain');
+      const smtp = { host: '127.0.0.1', port: mail.port, username: '', password: 'unused', use_tls: false };
+      ok(
+        await t.request('PUT', '/api/system/settings/smtp', {
+          token: admin,
+          body: { ...smtp, from_email: 'c@x.test' },
+        }),
+      );
     });
     after(async () => {
       await node2?.close();
       await t?.close();
-      await Promise.all([mock?.close(), oidc?.close(), silent?.close()]);
+      await Promise.all([mock?.close(), oidc?.close(), silent?.close(), mail?.close()]);
     });
 
     /** Starts a login at `node` and lets the mock provider answer: what it sends the browser back with. */
@@ -178,6 +199,19 @@ for (const lane of lanes()) {
     async function loginAt(name: string, node = t): Promise<Reply> {
       const { code, state } = await authorizeAt(node, name);
       return postCallback(node, name, { code, state });
+    }
+    /** A browser's login through `name` at node2 (server.root_url set): where it lands, the fragment's `key`. */
+    async function landingValue(name: string, key: 'token' | 'mfa_token'): Promise<string> {
+      const browser = await authorizeAt(node2, name);
+      const res = await node2.request(
+        'GET',
+        `/api/auth/oauth/${name}/callback?code=${browser.code}&state=${encodeURIComponent(browser.state)}`,
+        { headers: { cookie: browser.cookie } },
+      );
+      assert.equal(res.status, 302, res.text);
+      const location = String(res.headers.location);
+      assert.ok(location.startsWith(`${ROOT_URL}/#${key}=`), location);
+      return decodeURIComponent(location.slice(`${ROOT_URL}/#${key}=`.length));
     }
     const userCount = async () =>
       (await t.request('GET', '/api/users?page_size=1', { token: admin })).body.total as number;
@@ -313,6 +347,9 @@ for (const lane of lanes()) {
       const subject = `sub-${existing.username}`;
       const before = await userCount();
       mock.user = { sub: subject, email: existing.email.toUpperCase(), username: 'someone', email_verified: false };
+      assertError(await loginAt('post'), 401, 'E4011', /verified/);
+      // Only the boolean true vouches: a string is not what OpenID Connect sends.
+      mock.user = { ...mock.user, email_verified: 'true' };
       assertError(await loginAt('post'), 401, 'E4011', /verified/);
       assert.equal(await userCount(), before, 'no second account with that email, although auto_create_user is on');
       assert.equal((await links('post', subject)).length, 0);
@@ -487,16 +524,7 @@ for (const lane of lanes()) {
       const json = ok(await t.request('GET', plainUrl, { headers: { cookie: plain.cookie } }));
       assert.equal(json.user.username, name);
 
-      const browser = await authorizeAt(node2, 'mock');
-      const res = await node2.request(
-        'GET',
-        `/api/auth/oauth/mock/callback?code=${browser.code}&state=${encodeURIComponent(browser.state)}`,
-        { headers: { cookie: browser.cookie } },
-      );
-      assert.equal(res.status, 302, res.text);
-      const location = String(res.headers.location);
-      assert.ok(location.startsWith(`${ROOT_URL}/#token=`), location);
-      const token = decodeURIComponent(location.slice(`${ROOT_URL}/#token=`.length));
+      const token = await landingValue('mock', 'token');
       assert.equal(ok(await t.request('GET', '/api/auth/me', { token })).username, name);
     });
 
@@ -562,6 +590,7 @@ for (const lane of lanes()) {
         ['iss', (claims) => oidc.sign({ ...claims, iss: 'https://elsewhere.example' })],
         ['exp', (claims) => oidc.sign({ ...claims, iat: now - 3600, exp: now - 600 })],
         ['at_hash', (claims) => oidc.sign({ ...claims, at_hash: 'AAAAAAAAAAAAAAAAAAAAAA' })],
+        ['iat', (claims) => oidc.sign({ ...claims, iat: now + 120, exp: now + 3600 })],
       ];
       for (const [check, forge] of cases) {
         oidc.changeNextTokenAnswer(async (answer) => ({
@@ -613,13 +642,101 @@ for (const lane of lanes()) {
       }
     });
 
-    test('a provider configured without issuer that sends an ID token is refused: it cannot be checked', async () => {
+    test('the original keys only (no issuer): the user comes from the user info, an ID token is not read, and the start says so once', async () => {
+      const login = unique('dora');
+      accounts[login] = {
+        email: `${login}@example.test`,
+        email_verified: true,
+        name: 'Dora Spec',
+        preferred_username: login,
+      };
+      const { user } = ok(await oidcLogin(login, 'oidcspec'));
+      assert.equal(user.username, login);
+      assert.equal(user.email, `${login}@example.test`);
+      assert.equal(user.full_name, 'Dora Spec');
+      // Whatever its ID token says, it is not what signs the person in.
+      const { privateKey: foreignKey } = await generateKeyPair('RS256');
+      oidc.changeNextTokenAnswer(async (answer) => ({
+        ...answer,
+        id_token: await oidc.sign({ sub: 'someone-else', aud: 'another-client', iss: 'https://x.example' }, foreignKey),
+      }));
+      assert.equal(ok(await oidcLogin(login, 'oidcspec')).user.id, user.id);
+      // A plain OAuth 2 provider that sends one anyway (the mock signs johndoe's, whoever logs in).
       mock.user = { sub: `sub-${unique()}`, email: `${unique('it')}@corp.test` };
       mock.sendIdToken = true;
       try {
-        assertError(await loginAt('post'), 401, 'E4011', /post sent an ID token.*set issuer/);
+        assert.equal(ok(await loginAt('post')).user.email, mock.user.email);
       } finally {
         mock.sendIdToken = false;
+      }
+      const unverified = (name: string) =>
+        logs.lines.filter((l) => l.provider === name && /ID tokens are not verified/.test(String(l.msg)));
+      assert.equal(unverified('oidcspec').length, 1, 'logged once, at start');
+      assert.equal(unverified('oidc').length, 0, 'a provider with issuer verifies them');
+    });
+
+    test('an account with MFA answers the MFA challenge after an OAuth login; the mailed code opens the session', async () => {
+      const user = await createUser(t, admin, { mfa_enabled: true });
+      const codeAfter = async (before: number) => /\b(\d{6})\b/.exec((await mail.next(before)).text)![1]!;
+      const finish = async (challenge: Record<string, unknown>, before: number) => {
+        assert.deepEqual(Object.keys(challenge).sort(), ['mfa_required', 'mfa_token'], 'no token before the code');
+        const code = await codeAfter(before);
+        const body = { mfa_token: challenge.mfa_token, mfa_code: code };
+        const { token } = ok(await t.request('POST', '/api/auth/login', { body }));
+        assert.equal(ok(await t.request('GET', '/api/auth/me', { token })).id, user.id);
+      };
+      for (const name of ['oidc', 'oidcspec']) {
+        const login = unique('mfa');
+        accounts[login] = { email: user.email, email_verified: true };
+        const before = mail.received.length;
+        await finish(ok(await oidcLogin(login, name)), before);
+      }
+      // The single-page app's POST callback, and a browser's GET callback landing at server.root_url.
+      mock.user = { sub: `sub-${user.username}`, email: user.email, email_verified: true };
+      let before = mail.received.length;
+      await finish(ok(await loginAt('strict')), before);
+      before = mail.received.length;
+      const mfa_token = await landingValue('strict', 'mfa_token');
+      await finish({ mfa_required: true, mfa_token }, before);
+      const logins = await audit('login', `&user_id=${user.id}`);
+      assert.equal(logins.length, 4, 'a session only after each code');
+
+      const doc = (await t.request('GET', '/api/openapi.json')).body;
+      const callback = doc.paths['/auth/oauth/{name}/callback'];
+      for (const op of [callback.get, callback.post])
+        assert.match(JSON.stringify(op.responses['200']), /MfaChallenge/, 'the challenge is a documented answer');
+    });
+
+    test('linking by verified email never reaches an account that may change anything: refused, told and audited', async () => {
+      const roles = ok<any[]>(await t.request('GET', '/api/roles?page_size=100', { token: admin }));
+      const roleId = (name: string) => roles.find((r) => r.name === name).id;
+      const administrator = ok(await t.request('GET', '/api/auth/me', { token: admin }));
+      const operator = await createUser(t, admin, { role_ids: [roleId('operator')] });
+      const viewer = await createUser(t, admin, { role_ids: [roleId('viewer')] });
+      for (const name of ['oidc', 'oidcspec']) {
+        for (const target of [administrator, operator]) {
+          const login = unique('priv');
+          accounts[login] = { email: target.email, email_verified: true, preferred_username: login };
+          assertError(
+            await oidcLogin(login, name),
+            401,
+            'E4011',
+            /permissions beyond viewing.*log in with your password/,
+          );
+          assert.equal((await links(name, login)).length, 0, `${name}: ${target.username} not linked`);
+          const refused = (await audit('login_failed', `&user_id=${target.id}`)).find(
+            (r) => r.details.provider === name,
+          );
+          assert.match(
+            String(refused?.details.reason),
+            /permissions beyond viewing/,
+            `${name}: audited for ${target.username}`,
+          );
+        }
+        const login = unique('view');
+        accounts[login] = { email: viewer.email, email_verified: true };
+        assert.equal(ok(await oidcLogin(login, name)).user.id, viewer.id, `${name}: a viewer is linked`);
+        assert.deepEqual(await links(name, login), [{ user_id: viewer.id }]);
       }
     });
 
@@ -764,5 +881,15 @@ describe('oauth email verification', () => {
       true,
     );
     assert.equal(mapProfile(info, { ...names, email_field: 'email' }).emailVerified, true);
+    for (const flag of ['true', 1, 'yes'])
+      assert.equal(
+        mapProfile({ ...info, email_verified: flag }, { ...names, email_field: 'email' }).emailVerified,
+        false,
+        `${JSON.stringify(flag)} is not the boolean true`,
+      );
+    assert.equal(
+      mapProfile({ ...info, profile: { email: 'victim@corp.test', email_verified: 'true' } }, names).emailVerified,
+      false,
+    );
   });
 });

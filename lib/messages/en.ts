@@ -143,12 +143,12 @@ export const en = {
   'oauth.no_email': "the provider's user info has no valid email in {field}",
   'oauth.email_unverified':
     'an account with this email already exists, and the provider does not say the email is verified; log in with your password',
+  'oauth.link_privileged':
+    'an account with this email already exists and holds permissions beyond viewing, so it is not linked to a provider login by email; log in with your password',
   'oauth.no_account': 'no account is linked to this {provider} login; ask an administrator to create one',
   'oauth.account_gone': 'the account linked to this {provider} login has been deleted',
   'oauth.discovery_failed': "the OAuth provider {provider}'s OpenID configuration could not be loaded; try again later",
   'oauth.id_token_invalid': "the provider's ID token failed the {check} check; start the login again",
-  'oauth.id_token_unverifiable':
-    'the provider {provider} sent an ID token, which cannot be checked without its issuer; an administrator must set issuer for it',
   'oauth.issuer_mismatch': 'the login answer names another issuer than {provider}; start the login again',
   'idempotency.format': 'must be 1 to 255 letters, digits or - _ . : ~ + / = characters',
   'idempotency.other_request': 'was used for a different request within the last 24 hours',

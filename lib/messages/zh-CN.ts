@@ -141,12 +141,12 @@ export const zhCN: Catalogue = {
   'oauth.no_subject': '提供方的用户信息中没有账号标识（sub 或 id）',
   'oauth.no_email': '提供方的用户信息中 {field} 没有有效的电子邮件地址',
   'oauth.email_unverified': '已存在使用该电子邮件的账号，且提供方未确认该邮箱已验证；请使用密码登录',
+  'oauth.link_privileged':
+    '已存在使用该电子邮件的账号，且该账号拥有查看以外的权限，不会通过邮箱关联到提供方登录；请使用密码登录',
   'oauth.no_account': '没有与此 {provider} 登录关联的账号，请联系管理员创建',
   'oauth.account_gone': '与此 {provider} 登录关联的账号已被删除',
   'oauth.discovery_failed': '无法加载 OAuth 提供方 {provider} 的 OpenID 配置，请稍后重试',
   'oauth.id_token_invalid': '提供方的 ID 令牌未通过 {check} 校验，请重新登录',
-  'oauth.id_token_unverifiable':
-    '提供方 {provider} 返回了 ID 令牌，但未配置其 issuer，无法校验；请管理员为其设置 issuer',
   'oauth.issuer_mismatch': '登录应答中的签发方不是 {provider}，请重新登录',
   'idempotency.format': '必须是 1 到 255 个字母、数字或 - _ . : ~ + / = 字符',
   'idempotency.other_request': '在最近 24 小时内已用于另一个请求',

@@ -176,16 +176,23 @@ export class AuthService {
     }
     // Disabled and locked are told only after a correct password, so they reveal nothing about the account.
     await this.admit(user, req);
-    if (user.mfa_enabled) {
-      const { token, code } = await issueEmailToken(this.db, user.id, 'mfa', MFA_CODE_MINUTES * 60_000, true);
-      // The code goes to the stored address in the language of this login.
-      this.mailer.send(recipientOf({ ...user, locale: req.locale }), 'mfa_code', {
-        code: code!,
-        minutes: MFA_CODE_MINUTES,
-      });
-      return { mfa_required: true, mfa_token: token };
-    }
-    return this.openSession(user, req);
+    return this.sessionOrMfaChallenge(user, req);
+  }
+
+  /** An admitted login's answer: for an account with MFA the challenge (its code mailed), else the session. */
+  async sessionOrMfaChallenge(
+    user: UserWithRoles,
+    req: RequestInfo,
+    method = PASSWORD,
+  ): Promise<LoginResult | MfaChallenge> {
+    if (!user.mfa_enabled) return this.openSession(user, req, method);
+    const { token, code } = await issueEmailToken(this.db, user.id, 'mfa', MFA_CODE_MINUTES * 60_000, true);
+    // The code goes to the stored address in the language of this login.
+    this.mailer.send(recipientOf({ ...user, locale: req.locale }), 'mfa_code', {
+      code: code!,
+      minutes: MFA_CODE_MINUTES,
+    });
+    return { mfa_required: true, mfa_token: token };
   }
 
   /**

@@ -15,7 +15,7 @@ export interface Profile {
   /** The provider's stable account id: OIDC `sub`, else `id` (GitHub, GitLab and most plain OAuth2 APIs). */
   subject?: string;
   email?: string;
-  /** Only a provider that says so (`<email field>_verified`, or OIDC `email_verified`) lets an email match an existing user. */
+  /** Only a provider that says so (`<email field>_verified`, or OIDC `email_verified`, the boolean `true`) lets an email match an existing user. */
   emailVerified: boolean;
   username?: string;
   fullName: string;
@@ -47,7 +47,8 @@ function text(value: unknown, max: number): string | undefined {
   return trimmed ? trimmed.slice(0, max) : undefined;
 }
 
-const isTrue = (value: unknown) => value === true || value === 'true';
+/** Only the JSON boolean: OpenID Connect's `email_verified` is one, and a string "true" is a provider bug or a forgery. */
+const isTrue = (value: unknown) => value === true;
 
 /** Role names from an array of names, or from one string of names separated by commas or spaces. */
 function roleNames(value: unknown): string[] {

@@ -21,6 +21,15 @@ export function atHashMatches(idToken: string, atHash: unknown, accessToken: str
   return digest.subarray(0, digest.length / 2).toString('base64url') === atHash;
 }
 
+/** Seconds a provider's clock may be ahead of or behind this server's, for every time an ID token carries. */
+export const CLOCK_TOLERANCE_S = 30;
+
+/**
+ * Whether an ID token says it was made later than the allowed skew from now: openid-client holds `exp` and
+ * `nbf` to the tolerance, but `iat` only to being a number (and, for hybrid responses, not too old).
+ */
+export const issuedInFuture = (iat: number, nowMs = Date.now()) => iat > nowMs / 1000 + CLOCK_TOLERANCE_S;
+
 /** The claim whose name a failed JWT check of oauth4webapi quotes in its message (`JWT "nonce" claim missing`). */
 const quotedClaim = (message: string) => /"(\w+)"/.exec(message)?.[1];
 

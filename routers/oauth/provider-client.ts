@@ -2,7 +2,7 @@ import { context, propagation } from '@opentelemetry/api';
 import * as oidc from 'openid-client';
 import type { Logger } from 'pino';
 import { AppError, UnauthorizedError, UnavailableError } from '../../lib/errors.ts';
-import { atHashMatches, idTokenCheck } from './id-token.ts';
+import { atHashMatches, CLOCK_TOLERANCE_S, idTokenCheck, issuedInFuture } from './id-token.ts';
 import { isJsonObject, type Json, type OAuthProviderConfig } from './schemas.ts';
 
 /** What one login sends the provider and checks its answer against. */
@@ -21,8 +21,28 @@ export interface ProviderAnswer {
   idToken?: Json;
 }
 
-/** A provider configured without an issuer has no ID tokens to expect: any it sends names another issuer than this. */
+/** The metadata's issuer of a provider configured without one (openid-client needs a value; no ID token reaches it). */
 const noIssuer = (name: string) => `urn:console:oauth2-without-issuer:${name}`;
+
+/**
+ * Without an issuer nothing is known to check an ID token against (iss, keys), so the token endpoint's answer loses
+ * it before openid-client reads it, and the user comes from the user info as for any OAuth 2 provider. An ID token
+ * from the token endpoint came over the client's own TLS connection (OpenID Connect Core §3.1.3.7); unread, it
+ * cannot sign anyone in as someone else either.
+ */
+const ignoringIdTokens =
+  (fetch: oidc.CustomFetch, tokenEndpoint: string): oidc.CustomFetch =>
+  async (url, init) => {
+    const res = await fetch(url, init);
+    if (url !== tokenEndpoint || !res.ok) return res;
+    const body: unknown = await res
+      .clone()
+      .json()
+      .catch(() => undefined);
+    if (!isJsonObject(body) || !Object.hasOwn(body, 'id_token')) return res;
+    const { id_token: _, ...rest } = body;
+    return Response.json(rest, { status: res.status });
+  };
 
 const headerSetter = { set: (carrier: Headers, key: string, value: string) => carrier.set(key, value) };
 
@@ -45,8 +65,14 @@ export class ProviderClient {
     private readonly timeoutMs: number,
     private readonly logger: Logger,
   ) {
-    this.openid = p.issuer !== undefined && p.scopes.split(/\s+/).includes('openid');
+    const askedForIdTokens = p.scopes.split(/\s+/).includes('openid');
+    this.openid = p.issuer !== undefined && askedForIdTokens;
     this.insecure = [p.issuer, p.auth_url, p.token_url, p.user_info_url].some((url) => url?.startsWith('http:'));
+    if (askedForIdTokens && !p.issuer)
+      logger.warn(
+        { provider: p.name },
+        'OAuth provider has no issuer: its ID tokens are not verified and not used, the user comes from user_info_url; set issuer to verify them',
+      );
   }
 
   /** Starts discovery without waiting for it, so that the first login does not pay for it and startup never waits. */
@@ -92,6 +118,7 @@ export class ProviderClient {
     const claims = tokens.claims();
     if (claims && !atHashMatches(tokens.id_token!, claims.at_hash, tokens.access_token))
       throw this.badIdToken('at_hash');
+    if (claims && issuedInFuture(claims.iat)) throw this.badIdToken('iat');
     const endpoint = config.serverMetadata().userinfo_endpoint;
     if (!endpoint) return { idToken: claims };
     const userInfo = claims
@@ -134,9 +161,9 @@ export class ProviderClient {
       p.token_auth_method === 'client_secret_post'
         ? oidc.ClientSecretPost(p.client_secret)
         : oidc.ClientSecretBasic(p.client_secret);
-    const config = new oidc.Configuration(metadata, p.client_id, undefined, auth);
+    const config = new oidc.Configuration(metadata, p.client_id, { [oidc.clockTolerance]: CLOCK_TOLERANCE_S }, auth);
     config.timeout = this.timeoutMs / 1000;
-    config[oidc.customFetch] = this.fetch;
+    config[oidc.customFetch] = p.issuer ? this.fetch : ignoringIdTokens(this.fetch, new URL(p.token_url!).href);
     for (const extension of execute) extension(config);
     // ID token signatures: openid-client checks the claims itself, the signature only when asked to.
     if (metadata.jwks_uri) oidc.enableNonRepudiationChecks(config);
@@ -197,16 +224,7 @@ export class ProviderClient {
     if (error instanceof AppError) throw error;
     if (error instanceof oidc.ClientError && error.cause instanceof AppError) throw error.cause;
     const check = idTokenCheck(error);
-    if (check) {
-      if (!this.p.issuer) {
-        this.logger.warn(
-          { provider: this.p.name },
-          'OAuth provider sent an ID token, and no issuer is configured to check it',
-        );
-        throw new UnauthorizedError('oauth.id_token_unverifiable', { provider: this.p.name });
-      }
-      throw this.badIdToken(check);
-    }
+    if (check) throw this.badIdToken(check);
     if (error instanceof oidc.ResponseBodyError) throw this.refusal(step, error.status, error.error);
     if (error instanceof oidc.WWWAuthenticateChallengeError) throw this.failed(step, error.status);
     const e = error as { code?: string; message?: string; cause?: unknown };

@@ -1,4 +1,4 @@
-import { loginResult } from '../auth/schemas.ts';
+import { loginOutput } from '../auth/schemas.ts';
 import { publicProcedure, router } from '../common/trpc.ts';
 import { oauthCallbackInput, providerList } from './schemas.ts';
 import { noInput } from '../common/schemas.ts';
@@ -30,13 +30,13 @@ export const oauthRouter = router({
         path: '/auth/oauth/{name}/callback',
         tags,
         summary:
-          'Finish an OAuth login from a single-page app: post the code and state the provider sent to redirect_url; answers as POST /auth/login',
+          'Finish an OAuth login from a single-page app: post the code and state the provider sent to redirect_url; answers as POST /auth/login (the MFA challenge for an account with MFA)',
         description:
-          "For a single-page app that receives the provider's redirect itself: checks the signed state, exchanges the code with the provider and logs the matching account in (README, OAuth login). A bad state → 400 E4001; a refused login or no account for it → 401 E4011; the provider unreachable → 503 E5031.",
+          "For a single-page app that receives the provider's redirect itself: checks the signed state, exchanges the code with the provider and logs the matching account in (README, OAuth login). An account with MFA gets `{mfa_required, mfa_token}` and a mailed code, as from POST /auth/login, which then completes the login with `mfa_token` and `mfa_code`. A bad state → 400 E4001; a refused login, no account for it, or an existing account it may not be linked to → 401 E4011; the provider unreachable → 503 E5031.",
       },
     })
     .input(oauthCallbackInput)
-    .output(loginResult)
+    .output(loginOutput)
     .mutation(({ ctx, input }) => {
       const { name, ...params } = input;
       return ctx.services.oauth.callback(name, params, ctx.req);

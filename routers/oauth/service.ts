@@ -22,10 +22,11 @@ import { AppError, BadRequestError, fieldError, NotFoundError, UnauthorizedError
 import { ADMIN_ROLE } from '../auth/identity.ts';
 import type { PasswordHasher } from '../auth/password-hash.ts';
 import type { AuthService, LoginMethod } from '../auth/service.ts';
-import type { LoginResult } from '../auth/schemas.ts';
+import type { LoginResult, MfaChallenge } from '../auth/schemas.ts';
 import type { RequestInfo } from '../common/context.ts';
 import type { UserService } from '../users/service.ts';
 import { fillProfile, mapProfile, type Profile } from './field-mapping.ts';
+import { linkableByEmail, PrivilegedLinkRefused } from './link-policy.ts';
 import { ProviderClient, type Login } from './provider-client.ts';
 import type { CallbackParams, OAuthOptions, OAuthProviderConfig } from './schemas.ts';
 import type { StateSigner } from './state.ts';
@@ -104,25 +105,32 @@ export class OAuthService {
     return url;
   }
 
-  /** Finishes a login with what the provider sent back; answers as a password login does. */
-  async callback(name: string, params: CallbackParams, req: RequestInfo): Promise<LoginResult> {
+  /** Finishes a login with what the provider sent back; answers as a password login does, MFA step included. */
+  async callback(name: string, params: CallbackParams, req: RequestInfo): Promise<LoginResult | MfaChallenge> {
     const p = this.provider(name);
     const method: LoginMethod = { provider: p.name };
     let user: UserWithRoles;
     try {
       user = await this.identify(p, params, req);
     } catch (error) {
-      await this.auth.fail(req, error instanceof AppError ? error.message : 'internal error', NOBODY, method);
+      const actor = error instanceof PrivilegedLinkRefused ? error.target : NOBODY;
+      await this.auth.fail(req, error instanceof AppError ? error.message : 'internal error', actor, method);
       throw error;
     }
     await this.auth.admit(user, req, method);
-    return this.auth.openSession(user, req, method);
+    // The provider proved who it is, as a password does: an account with MFA still passes its own second step.
+    return this.auth.sessionOrMfaChallenge(user, req, method);
   }
 
-  /** Where a browser goes after a login through the GET callback: `server.root_url` with the token in the fragment. */
-  landingUrl(result: LoginResult): string | undefined {
+  /**
+   * Where a browser goes after a login through the GET callback: `server.root_url` with the token in the
+   * fragment, or the MFA token when the mailed code is still to be given (to POST /auth/login).
+   */
+  landingUrl(result: LoginResult | MfaChallenge): string | undefined {
     const root = this.options.rootUrl.replace(/\/+$/, '');
-    return root ? `${root}/#token=${encodeURIComponent(result.token)}` : undefined;
+    if (!root) return undefined;
+    const [key, value] = 'mfa_token' in result ? ['mfa_token', result.mfa_token] : ['token', result.token];
+    return `${root}/#${key}=${encodeURIComponent(value)}`;
   }
 
   /** The configured provider of that name: 404 when OAuth is off or no provider has it. */
@@ -193,6 +201,7 @@ export class OAuthService {
     const existing = await findUserByLogin(this.db, profile.email);
     if (existing) {
       if (!profile.emailVerified) throw new UnauthorizedError('oauth.email_unverified');
+      if (!linkableByEmail(existing)) throw new PrivilegedLinkRefused(existing);
       await linkOAuthAccount(this.db, { ...link, user_id: existing.id });
       return existing;
     }

@@ -91,9 +91,9 @@ export const oauthRouteDocs = {
       operationId: 'oauth-browserCallback',
       tags: ['Authentication'],
       summary:
-        'Where the provider sends the browser back (the redirect_url to register). With server.root_url set it redirects to `<root_url>/#token=<jwt>`; otherwise it answers as POST /auth/login',
+        'Where the provider sends the browser back (the redirect_url to register). With server.root_url set it redirects to `<root_url>/#token=<jwt>` (`#mfa_token=<token>` for an account with MFA); otherwise it answers as POST /auth/login',
       description:
-        'Checks the state and that this browser started the login (the cookie authorize set), exchanges the code with the provider and logs the matching account in (README, OAuth login).',
+        'Checks the state and that this browser started the login (the cookie authorize set), exchanges the code with the provider and logs the matching account in (README, OAuth login). An account with MFA gets the MFA challenge instead of a session, as from POST /auth/login: the code is mailed, and POST /auth/login with `mfa_token` and `mfa_code` completes the login.',
       parameters: [
         nameParam,
         { name: 'state', in: 'query', required: true, schema: { type: 'string' } },
@@ -122,19 +122,25 @@ export const oauthRouteDocs = {
       security: [],
       responses: {
         '200': {
-          description: 'Logged in (no server.root_url)',
+          description: 'Logged in, or (an account with MFA) its code mailed (no server.root_url)',
           content: {
             'application/json': {
-              schema: envelopeOf({ $ref: '#/components/schemas/LoginResult' }),
+              schema: envelopeOf({
+                anyOf: [{ $ref: '#/components/schemas/LoginResult' }, { $ref: '#/components/schemas/MfaChallenge' }],
+              }),
             },
           },
         },
-        '302': { description: 'Logged in: to `<server.root_url>/#token=<jwt>`', headers: location },
+        '302': {
+          description:
+            'Logged in: to `<server.root_url>/#token=<jwt>`; an account with MFA: to `<server.root_url>/#mfa_token=<token>`, its code mailed',
+          headers: location,
+        },
         '400': errorResponse(
           'E4001: state missing, invalid, expired or already used, or this browser did not start the login (the cookie authorize set is missing)',
         ),
         '401': errorResponse(
-          'E4011: the provider refused the login or the code; its ID token failed a check; no account for it; account disabled or locked',
+          'E4011: the provider refused the login or the code; its ID token failed a check; no account for it; an existing account it may not be linked to; account disabled or locked',
         ),
         '404': errorResponse('E4041: OAuth is disabled, or no such provider'),
         '503': errorResponse(
