@@ -9,7 +9,7 @@ import { ConfigError, loadConfig } from '../server/config/load.ts';
 import type { ConsoleConfigInput } from '../server/config/schema.ts';
 import { mapProfile, readPath } from '../routers/oauth/field-mapping.ts';
 import { captureLogs, lanes, startConsole, type Reply, type TestConsole } from './support/harness.ts';
-import { assertError, createUser, ok, unique } from './support/identity.ts';
+import { assertError, createRole, createUser, ok, unique } from './support/identity.ts';
 import { startMailServer, type MailServer } from './support/mail-server.ts';
 import {
   approve,
@@ -713,8 +713,12 @@ for (const lane of lanes()) {
       const administrator = ok(await t.request('GET', '/api/auth/me', { token: admin }));
       const operator = await createUser(t, admin, { role_ids: [roleId('operator')] });
       const viewer = await createUser(t, admin, { role_ids: [roleId('viewer')] });
+      // One permission that changes something is enough.
+      const canceller = await createUser(t, admin, {
+        role_ids: [(await createRole(t, admin, ['task:list', 'task:view', 'task:cancel'])).id],
+      });
       for (const name of ['oidc', 'oidcspec']) {
-        for (const target of [administrator, operator]) {
+        for (const target of [administrator, operator, canceller]) {
           const login = unique('priv');
           accounts[login] = { email: target.email, email_verified: true, preferred_username: login };
           assertError(
@@ -733,6 +737,10 @@ for (const lane of lanes()) {
             `${name}: audited for ${target.username}`,
           );
         }
+        // Only the boolean true vouches for the email, here from a real OpenID provider's user info.
+        const stringly = unique('str');
+        accounts[stringly] = { email: viewer.email, email_verified: 'true' };
+        assertError(await oidcLogin(stringly, name), 401, 'E4011', /does not say the email is verified/);
         const login = unique('view');
         accounts[login] = { email: viewer.email, email_verified: true };
         assert.equal(ok(await oidcLogin(login, name)).user.id, viewer.id, `${name}: a viewer is linked`);
