@@ -3,7 +3,10 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { RESET_MAILS_PER_ADDRESS } from '../routers/auth/password-reset.ts';
 import { lanes, startConsole, type TestConsole } from './support/harness.ts';
+import { until } from './support/engine-node.ts';
+import { sleep } from './support/identity.ts';
 import { startMailServer, type MailServer } from './support/mail-server.ts';
 
 const ROOT = 'https://console.example.com';
@@ -156,6 +159,43 @@ for (const lane of lanes()) {
         .where({ user_id: user.id, purpose: 'mfa' })
         .update({ expires_at: t.c.db.dialect.toDbTime(new Date(Date.now() - 1000)) });
       assert.equal((await login({ mfa_token: challenge.body.data.mfa_token, mfa_code: code2 })).status, 401);
+    });
+
+    test('password reset: the answer does not wait for the lookup or the mail', async () => {
+      const user = await createUser();
+      const { client } = t.c.db.knex as unknown as { client: { acquireConnection: (...a: unknown[]) => unknown } };
+      const acquire = client.acquireConnection;
+      let release!: () => void;
+      const held = new Promise<void>((resolve) => (release = resolve));
+      // Every query waits until the answer is in.
+      client.acquireConnection = function (this: unknown, ...args: unknown[]) {
+        return held.then(() => acquire.apply(this, args));
+      };
+      const before = mail.received.length;
+      try {
+        const answer = await Promise.race([resetRequest(user.email), sleep(3000).then(() => undefined)]);
+        assert.equal(answer?.status, 200, 'answered while the database was held');
+      } finally {
+        client.acquireConnection = acquire;
+        release();
+      }
+      assert.deepEqual((await mail.next(before)).to, [user.email], 'the mail goes out afterwards');
+    });
+
+    test('password reset: at most RESET_MAILS_PER_ADDRESS mails per address in a window', async () => {
+      const user = await createUser();
+      const other = await createUser();
+      const before = mail.received.length;
+      const to = (address: string) => mail.received.slice(before).filter((m) => m.to.includes(address)).length;
+      const answers = await Promise.all([
+        ...Array.from({ length: 8 }, () => resetRequest(user.email.toUpperCase())),
+        resetRequest(other.email),
+      ]);
+      assert.ok(answers.every((a) => a.status === 200));
+      await until(() => to(other.email) === 1 && to(user.email) >= RESET_MAILS_PER_ADDRESS, 10_000);
+      await sleep(300);
+      await t.c.services.mailer.idle();
+      assert.equal(to(user.email), RESET_MAILS_PER_ADDRESS);
     });
 
     test('welcome email only when welcome_email_enabled; account-locked email when the lockout starts', async () => {

@@ -43,6 +43,21 @@ export async function findUserToken(
   };
 }
 
+/** How many tokens of this purpose the user was issued since `since`, used or not. */
+export async function countUserTokensSince(
+  db: Database,
+  userId: string,
+  purpose: TokenPurpose,
+  since: Date,
+): Promise<number> {
+  const [row] = (await db
+    .knex(db.t.userTokens)
+    .where({ user_id: userId, purpose })
+    .where('created_at', '>=', db.dialect.toDbTime(since) as Knex.Value)
+    .count({ n: '*' })) as { n: number | string }[];
+  return Number(row?.n ?? 0);
+}
+
 /** Marks the token used; true for the one caller that wins when several race. */
 export async function consumeUserToken(db: Database, id: string): Promise<boolean> {
   return (

@@ -1,7 +1,13 @@
 import type { Database } from '../../db/database.ts';
-import { consumeUserToken, findUserToken, revokeUserTokens } from '../../db/repositories/user-tokens.ts';
+import {
+  consumeUserToken,
+  countUserTokensSince,
+  findUserToken,
+  revokeUserTokens,
+} from '../../db/repositories/user-tokens.ts';
 import { findUserById, findUserByLogin } from '../../db/repositories/users.ts';
 import { BadRequestError } from '../../lib/errors.ts';
+import { KeyedLock } from '../../lib/keyed-lock.ts';
 import type { Mailer } from '../mail/mailer.ts';
 import type { RequestInfo } from '../common/context.ts';
 import { effectiveStatus } from '../users/schemas.ts';
@@ -9,26 +15,43 @@ import type { UserService } from '../users/service.ts';
 import { isLive, issueEmailToken, recipientOf, sha256 } from './email-tokens.ts';
 
 export const RESET_TTL_MINUTES = 30;
+/** Reset mails one address gets at most per RESET_TTL_MINUTES, on every node together (counted in the database). */
+export const RESET_MAILS_PER_ADDRESS = 3;
 
 /** Password reset by email (docs/decisions.md "Mail, MFA and rate limits"): a single-use link valid for RESET_TTL_MINUTES. */
 export class PasswordResetService {
+  /** One address's requests one after another, so concurrent ones see each other's links when they count. */
+  private readonly perUser = new KeyedLock();
+
   constructor(
     private readonly db: Database,
     private readonly users: UserService,
     private readonly mailer: Mailer,
   ) {}
 
-  /** Answers the same whether or not the address belongs to anyone; the mail goes out in the background. */
-  async request(email: string): Promise<void> {
+  /**
+   * Answers at once, the same whether or not the address belongs to anyone: the lookup, the link and the mail
+   * all happen after the answer (docs/decisions.md "Login limits").
+   */
+  request(email: string): void {
+    this.mailer.sendFound('password_reset', () => this.issueLink(email));
+  }
+
+  private async issueLink(email: string) {
     // findUserByLogin also matches usernames; this route takes addresses only.
     const user = email.includes('@') ? await findUserByLogin(this.db, email) : undefined;
-    if (!user || effectiveStatus(user) === 'disabled') return;
-    // The newest link is the only one that works.
-    await revokeUserTokens(this.db, user.id, 'password_reset');
-    const { token } = await issueEmailToken(this.db, user.id, 'password_reset', RESET_TTL_MINUTES * 60_000);
-    this.mailer.send(recipientOf(user), 'password_reset', {
-      path: `/reset-password?token=${encodeURIComponent(token)}`,
-      minutes: RESET_TTL_MINUTES,
+    if (!user || effectiveStatus(user) === 'disabled') return undefined;
+    return this.perUser.run(user.id, async () => {
+      const since = new Date(Date.now() - RESET_TTL_MINUTES * 60_000);
+      if ((await countUserTokensSince(this.db, user.id, 'password_reset', since)) >= RESET_MAILS_PER_ADDRESS)
+        return undefined;
+      // The newest link is the only one that works.
+      await revokeUserTokens(this.db, user.id, 'password_reset');
+      const { token } = await issueEmailToken(this.db, user.id, 'password_reset', RESET_TTL_MINUTES * 60_000);
+      return {
+        to: recipientOf(user),
+        params: { path: `/reset-password?token=${encodeURIComponent(token)}`, minutes: RESET_TTL_MINUTES },
+      };
     });
   }
 

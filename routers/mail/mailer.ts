@@ -27,11 +27,36 @@ export class Mailer {
   ) {}
 
   send(to: Recipient, template: TemplateName, params: MessageParams & { path?: string }): void {
-    const job = (async () => {
-      const mail = this.templates.render(template, to.locale, { username: to.username, ...params });
-      await this.smtp.send({ to: to.email, ...mail });
-    })().then(
-      () => void this.counter.inc({ template, result: 'sent' }),
+    this.track(template, async () => {
+      await this.deliver(to, template, params);
+      return true;
+    });
+  }
+
+  /**
+   * Sends the mail `find` comes up with, if any, all in the background: the request that asked answers before
+   * the lookup, so its timing tells nothing of what was found.
+   */
+  sendFound(
+    template: TemplateName,
+    find: () => Promise<{ to: Recipient; params: MessageParams & { path?: string } } | undefined>,
+  ): void {
+    this.track(template, async () => {
+      const found = await find();
+      if (found) await this.deliver(found.to, template, found.params);
+      return found !== undefined;
+    });
+  }
+
+  private async deliver(to: Recipient, template: TemplateName, params: MessageParams & { path?: string }) {
+    const mail = this.templates.render(template, to.locale, { username: to.username, ...params });
+    await this.smtp.send({ to: to.email, ...mail });
+  }
+
+  /** Runs a send in the background: counted when it sent something, logged (without the message) when it failed. */
+  private track(template: TemplateName, send: () => Promise<boolean>): void {
+    const job = send().then(
+      (sent) => void (sent && this.counter.inc({ template, result: 'sent' })),
       (error: unknown) => {
         this.counter.inc({ template, result: 'failed' });
         this.logger.warn(
