@@ -14,6 +14,7 @@ import { AuditLogService } from '../routers/audit/service.ts';
 import { AuditWriter } from '../routers/audit/writer.ts';
 import { ensureAdminUser, ensureSystemRoles } from '../routers/auth/bootstrap.ts';
 import { IdentityStore, ROLES_CHANNEL, USERS_CHANNEL } from '../routers/auth/identity.ts';
+import { LoginGuard } from '../routers/auth/login-guard.ts';
 import { PasswordHasher } from '../routers/auth/password-hash.ts';
 import { PasswordResetService } from '../routers/auth/password-reset.ts';
 import { AuthService } from '../routers/auth/service.ts';
@@ -178,7 +179,8 @@ async function assemble(
     new FeedCache(feed, [USERS_CHANNEL, ROLES_CHANNEL], 1),
     mailer,
   );
-  const auth = new AuthService(db, identities, tokens, hasher, settings, audit, mailer);
+  const loginGuard = new LoginGuard(config.rate_limit.enabled ? config.rate_limit.login_per_minute : undefined);
+  const auth = new AuthService(db, identities, tokens, hasher, settings, audit, mailer, loginGuard);
   const taskEvents = new TaskEventService({
     db,
     feed,

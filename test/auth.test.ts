@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { decodeJwt, SignJWT } from 'jose';
+import { PasswordHasher } from '../routers/auth/password-hash.ts';
 import { lanes, ADMIN_PASSWORD, type TestConsole } from './support/harness.ts';
 import {
   assertError,
@@ -17,6 +18,8 @@ import {
 const JWT_SECRET = 'auth-test-secret-0123456789abcdef';
 const MINUTE = 60_000;
 /** What an answer says, without its per-request `trace_id`: anti-enumeration compares these. */
+/** The one answer of a refused login: wrong password, unknown user, or any password during a lock. */
+const BAD_CREDENTIALS = 'invalid username or password';
 const envelope = (body: { code?: unknown; err?: unknown }) => ({ code: body.code, err: body.err });
 
 for (const lane of lanes()) {
@@ -75,19 +78,62 @@ for (const lane of lanes()) {
       );
     });
 
-    test('lockout after login_failure_attempts failures; locked is told only after the right password', async () => {
+    /** Counts the password checks `body` makes. */
+    const checksDuring = async (body: () => Promise<void>): Promise<number> => {
+      const verify = PasswordHasher.prototype.verify;
+      let checks = 0;
+      PasswordHasher.prototype.verify = function (...args) {
+        checks++;
+        return verify.apply(this, args);
+      };
+      try {
+        await body();
+      } finally {
+        PasswordHasher.prototype.verify = verify;
+      }
+      return checks;
+    };
+
+    test('lockout after login_failure_attempts failures; during it every password gets one answer, none checked', async () => {
       const user = await createUser(t, admin);
       const token = await t.login(user.username, PASSWORD);
       await withLockout(3, async () => {
         for (let i = 0; i < 3; i++) assertError(await login(user.username, 'wrong-password'), 401, 'E4011');
         assert.equal(await userStatus(user.id), 'locked');
-        const wrong = await login(user.username, 'wrong-password');
-        assert.deepEqual(envelope(wrong.body), envelope((await login(unique('ghost'), 'wrong-password')).body));
-        const right = await login(user.username, PASSWORD);
-        assertError(right, 401, 'E4011', /locked/);
-        assert.notEqual(right.body.err, wrong.body.err);
+        const ghost = envelope((await login(unique('ghost'), 'wrong-password')).body);
+        const checks = await checksDuring(async () => {
+          for (const [name, password] of [
+            [user.username, 'wrong-password'],
+            [user.username, PASSWORD],
+            [user.email, PASSWORD],
+          ])
+            assert.deepEqual(envelope((await login(name!, password!)).body), ghost, `${name} / ${password}`);
+        });
+        assert.equal(checks, 0, 'no password is checked during a lock');
         // A locked user's token stops working at once.
         assertError(await me(token), 401, 'E4012');
+      });
+    });
+
+    test('a tRPC batch of guesses stops at the lock', async () => {
+      const user = await createUser(t, admin);
+      await withLockout(3, async () => {
+        const calls = 8;
+        let answers: { error?: { appCode: string } }[] = [];
+        const checks = await checksDuring(async () => {
+          const batch = await t.request('POST', `/trpc/${Array(calls).fill('auth.login').join(',')}?batch=1`, {
+            body: Object.fromEntries(
+              Array.from({ length: calls }, (_, i) => [i, { username: user.username, password: `wrong-${i}` }]),
+            ),
+          });
+          answers = batch.body;
+        });
+        assert.deepEqual(
+          answers.map((a) => a.error?.appCode),
+          Array(calls).fill('E4011'),
+        );
+        assert.equal(checks, 3, 'the calls after the lock are not checked');
+        assert.equal(await userStatus(user.id), 'locked');
       });
     });
 
@@ -111,9 +157,12 @@ for (const lane of lanes()) {
           Array(20).fill(200),
         );
         assert.equal(await userStatus(user.id), 'active');
-        const wrong = await Promise.all(Array.from({ length: 20 }, () => login(user.username, 'wrong-password')));
-        assert.ok(wrong.every((r) => r.status === 401 && r.body.code === 'E4011'));
-        assertError(await login(user.username, PASSWORD), 401, 'E4011', /locked/);
+        const checks = await checksDuring(async () => {
+          const wrong = await Promise.all(Array.from({ length: 20 }, () => login(user.username, 'wrong-password')));
+          assert.ok(wrong.every((r) => r.status === 401 && r.body.code === 'E4011'));
+        });
+        assert.equal(checks, 3, 'concurrent guesses stop at the lock');
+        assert.equal(await userStatus(user.id), 'locked');
       });
     });
 
@@ -125,7 +174,7 @@ for (const lane of lanes()) {
       };
       await withLockout(2, async () => {
         for (let i = 0; i < 2; i++) await login(user.username, 'wrong-password');
-        assertError(await login(user.username, PASSWORD), 401, 'E4011', /locked/);
+        assertError(await login(user.username, PASSWORD), 401, 'E4011', BAD_CREDENTIALS);
         // Failures while locked do not pile up into the next lock.
         for (let i = 0; i < 3; i++) await login(user.username, 'wrong-password');
         await expire();
@@ -134,11 +183,11 @@ for (const lane of lanes()) {
         ok(await login(user.username, PASSWORD));
 
         for (let i = 0; i < 2; i++) await login(user.username, 'wrong-password');
-        assertError(await login(user.username, PASSWORD), 401, 'E4011', /locked/);
+        assertError(await login(user.username, PASSWORD), 401, 'E4011', BAD_CREDENTIALS);
         await expire();
         // An expired lock that nobody cleared by logging in still counts failures and locks again.
         for (let i = 0; i < 2; i++) assertError(await login(user.username, 'wrong-password'), 401, 'E4011');
-        assertError(await login(user.username, PASSWORD), 401, 'E4011', /locked/);
+        assertError(await login(user.username, PASSWORD), 401, 'E4011', BAD_CREDENTIALS);
         assert.equal(await userStatus(user.id), 'locked');
       });
     });

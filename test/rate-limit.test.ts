@@ -1,8 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { clientNetwork } from '../server/http/client-network.ts';
-import { RateLimiter } from '../server/http/rate-limit.ts';
-import { lanes, startConsole } from './support/harness.ts';
+import { clientNetwork } from '../lib/client-network.ts';
+import { RateLimiter } from '../lib/rate-windows.ts';
+import type { ConsoleConfigInput } from '../server/config/schema.ts';
+import { ADMIN_PASSWORD, lanes, startConsole, type Lane, type TestConsole } from './support/harness.ts';
+import { assertError, createUser, ok, PASSWORD, unique } from './support/identity.ts';
 
 describe('rate limiter windows', () => {
   test('counts within a minute, answers the reset as Unix seconds, and starts over after it', () => {
@@ -32,15 +34,32 @@ describe('the network a client address is counted as', () => {
   });
 });
 
+/** A console allowing `[login, global]` requests per minute (plus `more` settings), for the length of `body`. */
+async function withLimits(
+  lane: Lane,
+  [login, global]: [number, number],
+  body: (t: TestConsole) => Promise<void>,
+  more: ConsoleConfigInput = {},
+): Promise<void> {
+  const t = await startConsole(lane, {
+    ...more,
+    rate_limit: { enabled: true, login_per_minute: login, global_per_minute: global },
+  });
+  try {
+    await body(t);
+  } finally {
+    await t.close();
+  }
+}
+
+const proxied: ConsoleConfigInput = { server: { trust_proxy: true } };
+const wrong = { password: 'wrong-password' };
+
 for (const lane of lanes()) {
   describe(`rate limits [${lane.name}]`, () => {
-    test('login per client IP + username: headers, 429 E4291, other usernames unaffected', async () => {
-      const t = await startConsole(lane, {
-        rate_limit: { enabled: true, login_per_minute: 3, global_per_minute: 1000 },
-      });
-      try {
-        const login = (username: string) =>
-          t.request('POST', '/api/auth/login', { body: { username, password: 'wrong-password' } });
+    test('login per client network + account: headers, 429 E4291, other usernames unaffected', () =>
+      withLimits(lane, [3, 1000], async (t) => {
+        const login = (username: string) => t.request('POST', '/api/auth/login', { body: { username, ...wrong } });
         const now = Math.floor(Date.now() / 1000);
         const first = await login('someone');
         assert.equal(first.status, 401);
@@ -63,16 +82,10 @@ for (const lane of lanes()) {
           (await t.request('POST', '/api/auth/login', { body: { username: 'admin', password: 'x' } })).status,
           401,
         );
-      } finally {
-        await t.close();
-      }
-    });
+      }));
 
-    test('global limit per client IP, and per user when authenticated', async () => {
-      const t = await startConsole(lane, {
-        rate_limit: { enabled: true, login_per_minute: 100, global_per_minute: 5 },
-      });
-      try {
+    test('global limit per client IP, and per user when authenticated', () =>
+      withLimits(lane, [100, 5], async (t) => {
         const admin = await t.login();
         for (let i = 0; i < 5; i++)
           assert.equal((await t.request('GET', '/api/auth/me', { token: admin })).status, 200);
@@ -89,28 +102,91 @@ for (const lane of lanes()) {
           undefined,
           'health checks are not limited',
         );
-      } finally {
-        await t.close();
-      }
-    });
+      }));
 
-    test('addresses of one IPv6 /64 share a window; another /64 and an IPv4 client have their own', async () => {
-      const t = await startConsole(lane, {
-        server: { trust_proxy: true },
-        rate_limit: { enabled: true, login_per_minute: 100, global_per_minute: 3 },
-      });
-      try {
-        const from = (ip: string) => t.request('GET', '/api/users', { headers: { 'x-forwarded-for': ip } });
-        for (let i = 1; i <= 3; i++) assert.equal((await from(`2001:db8:1:2::${i}`)).status, 401);
-        const rotated = await from('2001:db8:1:2:aaaa:bbbb:cccc:dddd');
-        assert.equal(rotated.status, 429, 'a fresh address in the same /64 is the same client');
-        assert.equal(rotated.body.code, 'E4291');
-        assert.equal((await from('2001:db8:1:3::1')).headers['x-ratelimit-remaining'], '2');
-        assert.equal((await from('198.51.100.7')).headers['x-ratelimit-remaining'], '2');
-      } finally {
-        await t.close();
-      }
-    });
+    test('a percent-encoded path is limited as the route it reaches', () =>
+      withLimits(
+        lane,
+        [100, 3],
+        async (t) => {
+          for (const [i, url] of ['/%61pi/users', '/%74rpc/users.list', '/api/%75sers'].entries()) {
+            const headers = { 'x-forwarded-for': `198.51.100.${i + 1}` };
+            for (let n = 0; n < 3; n++) {
+              const res = await t.request('GET', url, { headers });
+              assert.equal(res.status, 401, `${url} reaches its handler`);
+              assert.equal(res.headers['x-ratelimit-limit'], '3', url);
+            }
+            assertError(await t.request('GET', url, { headers }), 429, 'E4291');
+          }
+        },
+        proxied,
+      ));
+
+    test('a login counts against its account however it names it, on every path, tRPC batches call by call', () =>
+      withLimits(lane, [4, 1000], async (t) => {
+        const user = await createUser(t, await t.login());
+        const post = (url: string, body: unknown) => t.request('POST', url, { body });
+        assertError(await post('/api/auth/login', { username: user.username, ...wrong }), 401, 'E4011');
+        assertError(await post('/api/auth/login', { username: user.email.toUpperCase(), ...wrong }), 401, 'E4011');
+        const encoded = await post('/api/auth/%6cogin', { username: user.username, ...wrong });
+        assertError(encoded, 401, 'E4011');
+        assert.equal(encoded.headers['x-ratelimit-remaining'], '1', 'username, email and encoded path: one window');
+        const single = await post('/trpc/auth.login', { username: user.username, ...wrong });
+        assert.equal(single.status, 401);
+        assert.equal(single.headers['x-ratelimit-remaining'], '0');
+        const batch = await post('/trpc/auth.login,auth.login?batch=1', {
+          0: { username: user.username, password: PASSWORD },
+          1: { username: user.email, ...wrong },
+        });
+        assert.deepEqual(
+          (batch.body as { error: { appCode: string } }[]).map((r) => r.error.appCode),
+          ['E4291', 'E4291'],
+          'each call of a batch counts',
+        );
+        assertError(await post('/api/auth/login', { username: user.username, password: PASSWORD }), 429, 'E4291');
+
+        // Junk tRPC logins under other names do not shut the administrator out of the typed client.
+        for (let i = 0; i < 6; i++)
+          assert.equal((await post('/trpc/auth.login', { username: unique('junk'), ...wrong })).status, 401);
+        const typed = await post('/trpc/auth.login', { username: 'admin', password: ADMIN_PASSWORD });
+        assert.equal(typed.status, 200, typed.text);
+      }));
+
+    test('password hashing in flight is capped per client network; another network still logs in', () =>
+      withLimits(
+        lane,
+        [100, 1000],
+        async (t) => {
+          const login = (username: string, password: string, ip: string) =>
+            t.request('POST', '/api/auth/login', { body: { username, password }, headers: { 'x-forwarded-for': ip } });
+          const [flood, real] = await Promise.all([
+            Promise.all(Array.from({ length: 30 }, () => login(unique('ghost'), 'wrong-password', '203.0.113.5'))),
+            login('admin', ADMIN_PASSWORD, '192.0.2.44'),
+          ]);
+          ok(real);
+          const refused = flood.filter((r) => r.status === 429);
+          assert.ok(refused.length >= 1, `some of the flood is refused: ${flood.map((r) => r.status).join()}`);
+          for (const r of refused) assertError(r, 429, 'E4291', /too many logins at once/);
+          assert.ok(flood.every((r) => r.status === 429 || r.status === 401));
+        },
+        { ...proxied, security: { scrypt_cost: 16384 } },
+      ));
+
+    test('addresses of one IPv6 /64 share a window; another /64 and an IPv4 client have their own', () =>
+      withLimits(
+        lane,
+        [100, 3],
+        async (t) => {
+          const from = (ip: string) => t.request('GET', '/api/users', { headers: { 'x-forwarded-for': ip } });
+          for (let i = 1; i <= 3; i++) assert.equal((await from(`2001:db8:1:2::${i}`)).status, 401);
+          const rotated = await from('2001:db8:1:2:aaaa:bbbb:cccc:dddd');
+          assert.equal(rotated.status, 429, 'a fresh address in the same /64 is the same client');
+          assert.equal(rotated.body.code, 'E4291');
+          assert.equal((await from('2001:db8:1:3::1')).headers['x-ratelimit-remaining'], '2');
+          assert.equal((await from('198.51.100.7')).headers['x-ratelimit-remaining'], '2');
+        },
+        proxied,
+      ));
   });
 }
 

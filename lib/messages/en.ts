@@ -41,6 +41,7 @@ export const en = {
   'auth.session_ended': 'session has ended, please log in again',
   'auth.bad_credentials': 'invalid username or password',
   'auth.account_disabled': 'account is disabled',
+  'auth.too_many_logins': 'too many logins at once from your network, try again in a moment',
   'auth.account_locked': 'account is locked, try again later',
   'auth.user_invalid': 'user is deleted, disabled or locked',
   'auth.wrong_old_password': 'old_password: is wrong',

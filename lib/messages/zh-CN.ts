@@ -43,6 +43,7 @@ export const zhCN: Catalogue = {
   'auth.session_ended': '会话已结束，请重新登录',
   'auth.bad_credentials': '用户名或密码错误',
   'auth.account_disabled': '账号已停用',
+  'auth.too_many_logins': '您所在网络同时进行的登录过多，请稍后再试',
   'auth.account_locked': '账号已锁定，请稍后再试',
   'auth.user_invalid': '用户已删除、停用或锁定',
   'auth.wrong_old_password': 'old_password: 不正确',

@@ -23,7 +23,7 @@ export const authRouter = router({
         summary:
           'Log in with username (or email) and password; with MFA by email, finish with mfa_token and the mailed mfa_code',
         description:
-          'Answers a token for the `Authorization: Bearer` header, its expiry and the user. A user with MFA first gets `{mfa_required, mfa_token}` and an emailed code; a second call with `mfa_token` and `mfa_code` completes the login. Wrong credentials → 401 E4011; consecutive failures lock the account for a while (settings `login_failure_attempts`, `login_failure_lockout_minutes`), and a disabled or locked account is reported only after a correct password. Limited per client IP and username (`rate_limit.login_per_minute`).',
+          'Answers a token for the `Authorization: Bearer` header, its expiry and the user. A user with MFA first gets `{mfa_required, mfa_token}` and an emailed code; a second call with `mfa_token` and `mfa_code` completes the login. Wrong credentials → 401 E4011; consecutive failures lock the account for a while (settings `login_failure_attempts`, `login_failure_lockout_minutes`), and during a lock every password gets that same answer, none checked; a disabled account is reported only after a correct password. Limited per client network and account, the username and the email of one account counting together (`rate_limit.login_per_minute`); too many logins at once from one network → 429 E4291.',
       },
     })
     .input(loginInput)
@@ -38,13 +38,13 @@ export const authRouter = router({
         tags,
         summary: 'Email a password reset link (same answer whether or not the address is known)',
         description:
-          'Mails a single-use link to reset the password of the user with this address. The answer is the same whether or not such a user exists, so it does not reveal accounts.',
+          'Mails a single-use link to reset the password of the user with this address, at most 3 per address in 30 minutes. The answer is the same, and comes before the address is looked up, whether or not such a user exists, so it does not reveal accounts.',
       },
     })
     .input(requestPasswordResetInput)
     .output(messageOutput)
-    .mutation(async ({ ctx, input }) => {
-      await ctx.services.passwordReset.request(input.email);
+    .mutation(({ ctx, input }) => {
+      ctx.services.passwordReset.request(input.email);
       return { message: translate('auth.reset_requested', {}, ctx.req.locale) };
     }),
 

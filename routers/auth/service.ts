@@ -26,6 +26,7 @@ import {
   type Identity,
   type IdentityStore,
 } from './identity.ts';
+import type { LoginGuard } from './login-guard.ts';
 import type { PasswordHasher } from './password-hash.ts';
 import type { LoginInput, LoginResult, MfaChallenge } from './schemas.ts';
 import type { TokenClaims, TokenSigner } from './tokens.ts';
@@ -54,6 +55,7 @@ export class AuthService {
     private readonly settings: SettingsService,
     private readonly audit: AuditWriter,
     private readonly mailer: Mailer,
+    private readonly guard: LoginGuard,
   ) {}
 
   // Without a promise when token, user and session are cached and no session write is due (most requests).
@@ -151,30 +153,15 @@ export class AuthService {
   }
 
   async login(login: string, password: string, req: RequestInfo): Promise<LoginResult | MfaChallenge> {
-    const user = await findUserByLogin(this.db, login);
-    const fail = (reason: string, actor: { id: string | null; username: string }) => this.fail(req, reason, actor);
+    const found = await findUserByLogin(this.db, login);
+    this.guard.count(req, found ? { accountId: found.id } : { name: login });
+    const user = found && (await this.guard.inTurn(found.id, () => this.checkPassword(found.id, password, req)));
     if (!user) {
-      await this.hasher.burn(password);
-      await fail('unknown user', { id: null, username: login.slice(0, 64) });
+      await this.guard.hash(req, () => this.hasher.burn(password));
+      await this.fail(req, 'unknown user', { id: null, username: login.slice(0, 64) });
       throw new UnauthorizedError('auth.bad_credentials');
     }
-    const actor = { id: user.id, username: user.username };
-    if (!(await this.hasher.verify(password, user.password_hash))) {
-      const lockMinutes = this.settings.get<number>('login_failure_lockout_minutes');
-      const lockedNow = await recordLoginFailure(
-        this.db,
-        user.id,
-        this.settings.get<number>('login_failure_attempts'),
-        new Date(Date.now() + lockMinutes * 60_000),
-      );
-      if (lockedNow) {
-        await this.identities.changed(USERS_CHANNEL);
-        this.mailer.send(recipientOf(user), 'account_locked', { minutes: lockMinutes });
-      }
-      await fail(lockedNow ? 'wrong password; account locked' : 'wrong password', actor);
-      throw new UnauthorizedError('auth.bad_credentials');
-    }
-    // Disabled and locked are told only after a correct password, so they reveal nothing about the account.
+    // Disabled is told only after a correct password, so it reveals nothing about the account.
     await this.admit(user, req);
     return this.sessionOrMfaChallenge(user, req);
   }
@@ -193,6 +180,36 @@ export class AuthService {
       minutes: MFA_CODE_MINUTES,
     });
     return { mfa_required: true, mfa_token: token };
+  }
+
+  /**
+   * The account when the password is right; undefined when it has gone meanwhile. Read again in the account's
+   * turn: a guess that waited sees the lock the one before it set. During a lock no password is checked and
+   * every one gets the answer of a wrong one, in about the time a check takes (docs/decisions.md "Login limits").
+   */
+  private async checkPassword(id: string, password: string, req: RequestInfo): Promise<UserWithRoles | undefined> {
+    const user = await findUserById(this.db, id);
+    if (!user) return undefined;
+    const actor = { id: user.id, username: user.username };
+    if (effectiveStatus(user) === 'locked') {
+      await this.hasher.stall();
+      await this.fail(req, 'account locked', actor);
+      throw new UnauthorizedError('auth.bad_credentials');
+    }
+    if (await this.guard.hash(req, () => this.hasher.verify(password, user.password_hash))) return user;
+    const lockMinutes = this.settings.get<number>('login_failure_lockout_minutes');
+    const lockedNow = await recordLoginFailure(
+      this.db,
+      user.id,
+      this.settings.get<number>('login_failure_attempts'),
+      new Date(Date.now() + lockMinutes * 60_000),
+    );
+    if (lockedNow) {
+      await this.identities.changed(USERS_CHANNEL);
+      this.mailer.send(recipientOf(user), 'account_locked', { minutes: lockMinutes });
+    }
+    await this.fail(req, lockedNow ? 'wrong password; account locked' : 'wrong password', actor);
+    throw new UnauthorizedError('auth.bad_credentials');
   }
 
   /**

@@ -1,3 +1,4 @@
+import type { Hit } from '../../lib/rate-windows.ts';
 import type { Services } from './services.ts';
 
 /** What the edge (REST adapter or /trpc) knows about the request. */
@@ -16,6 +17,8 @@ export interface RequestInfo {
   noCache?: boolean;
   /** The `Idempotency-Key` of a POST; what it does is decided in routers/common/idempotency.ts. */
   idempotency?: IdempotencyRequest;
+  /** Reports a rate-limit window the request also counted against, for the answer's `X-RateLimit-*` headers. */
+  counted?(hit: Hit): void;
 }
 
 /** What a list read takes of its request: the organization it acts in, and whether a kept page may answer. */

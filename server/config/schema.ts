@@ -266,7 +266,7 @@ export const configSchema = z
     rate_limit: z
       .object({
         enabled: bool(true).describe('per-node rate limits on /api and /trpc (429 E4291 over the limit)'),
-        login_per_minute: int(10, 1).describe('logins per client IP and username per minute'),
+        login_per_minute: int(10, 1).describe('logins per client network and account per minute'),
         global_per_minute: int(1200, 1).describe('requests per user (or client IP) per minute'),
       })
       .strict()

@@ -86,7 +86,6 @@ export async function buildHttpApp({
   );
   if (config.rate_limit.enabled) {
     registerRateLimits(app, {
-      loginPerMinute: config.rate_limit.login_per_minute,
       globalPerMinute: config.rate_limit.global_per_minute,
       subjectOf: (authorization) => services.auth.subjectOf(authorization),
     });

@@ -1,6 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import { pickLocale } from '../../lib/messages/index.ts';
 import { traceIdOf } from '../tracing/http.ts';
+import { showLimit } from './rate-limit.ts';
 import type { RequestInfo } from '../../routers/common/context.ts';
 
 /** `X-Scope-OrgID` as sent; an empty one (a client with no organization selected) means none. */
@@ -20,5 +21,6 @@ export function requestInfo(request: FastifyRequest): RequestInfo {
     orgHeader: orgHeaderOf(h['x-scope-orgid']),
     traceId: traceIdOf(request),
     noCache: typeof h['cache-control'] === 'string' && /(^|[\s,])no-cache([\s,]|$)/i.test(h['cache-control']),
+    counted: (hit) => showLimit(request, hit),
   };
 }

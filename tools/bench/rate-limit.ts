@@ -4,7 +4,7 @@
 // and a new client per request in a 100,000-key store (the limiter under many addresses).
 import rateLimit from '@fastify/rate-limit';
 import Fastify, { type FastifyRequest } from 'fastify';
-import { RateLimiter } from '../../server/http/rate-limit.ts';
+import { RateLimiter } from '../../lib/rate-windows.ts';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const OPS = Number(process.env.BENCH_OPS ?? 300_000);
