@@ -85,6 +85,10 @@ describe('the packed package, as a frontend installs it', () => {
     const { stdout } = await npm(['pack', '--json', '--pack-destination', packDir], ROOT);
     const [packed] = JSON.parse(stdout) as { filename: string; files: { path: string }[] }[];
     assert.ok(packed!.files.some((f) => f.path === 'dist/client.d.ts'));
+    // The web console, built and precompressed, so that an application embedding the service serves it too.
+    assert.ok(packed!.files.some((f) => f.path === 'dist/web/index.html'));
+    assert.ok(packed!.files.some((f) => /^dist\/web\/assets\/.+\.js\.br$/.test(f.path)));
+    assert.ok(!packed!.files.some((f) => f.path === 'dist/web/.sources'));
     for (const file of ['LICENSE', 'CHANGELOG.md', 'config.example.yaml', 'README.md'])
       assert.ok(
         packed!.files.some((f) => f.path === file),

@@ -294,6 +294,20 @@ export const configSchema = z
       })
       .strict()
       .prefault({}),
+    web: z
+      .object({
+        enabled: bool(true).describe('serve the built-in web console (and redirect / to it)'),
+        base_path: z
+          .string()
+          .default('/admin')
+          .refine(
+            (p) => /^(\/[A-Za-z0-9._~-]+)+$/.test(p) && !/^\/(api|trpc|docs|metrics|healthz|readyz)(\/|$)/.test(p),
+            'must be a path such as /admin (letters, digits, . _ ~ -), outside /api, /trpc, /docs, /metrics, /healthz and /readyz',
+          )
+          .describe('path the web console is served under'),
+      })
+      .strict()
+      .prefault({}),
     mail: z
       .object({
         template_path: z.string().default('').describe('folder of email templates overriding the built-in ones'),

@@ -26,6 +26,7 @@ import { registerTaskEventRoutes } from './task-events-route.ts';
 import { registerTrpcRoutes } from './trpc-routes.ts';
 import { addRequestHooks } from './request-hooks.ts';
 import { securityHeaders } from './security-headers.ts';
+import { registerWebConsole } from './web-console.ts';
 import { enforceWriteTimeout } from './write-timeout.ts';
 
 export interface HttpDeps {
@@ -178,5 +179,6 @@ export async function buildHttpApp({
     // BaseLayout: without the explorer top bar, whose inline-SVG logo carries a <style> the CSP refuses.
     uiConfig: { persistAuthorization: true, deepLinking: true, layout: 'BaseLayout' },
   });
+  if (config.web.enabled) registerWebConsole(app, { basePath: config.web.base_path, rootUrl: s.root_url, logger });
   return { app, drain };
 }

@@ -1,0 +1,69 @@
+import { MutationCache, QueryCache, QueryClient } from '@tanstack/react-query';
+import { createTRPCClient, httpBatchLink, httpSubscriptionLink, splitLink, TRPCClientError } from '@trpc/client';
+import { createTRPCContext } from '@trpc/tanstack-react-query';
+import type { AppRouter } from 'console-admin/client';
+import { EventSource } from 'eventsource';
+import { serviceRoot } from './config.ts';
+import { connectivity } from './connectivity.ts';
+import { currentLanguage } from './i18n/index.tsx';
+import { session } from './session.ts';
+
+export type ApiError = TRPCClientError<AppRouter>;
+
+/** The service's code (E4011...) of a failed call; undefined when the service did not answer it. */
+export const appCodeOf = (error: unknown): string | undefined =>
+  error instanceof TRPCClientError ? (error as ApiError).shape?.appCode : undefined;
+
+/** The service's message for a failed call, in the language the UI asked for. */
+export const messageOf = (error: unknown): string =>
+  (error instanceof TRPCClientError ? (error as ApiError).shape?.err : undefined) ?? String(error);
+
+// A 502-504 from a proxy in front of the service is not an answer of ours either.
+const unanswered = (error: unknown) =>
+  error instanceof TRPCClientError && (!(error as ApiError).shape || [502, 503, 504].includes(error.data?.httpStatus));
+
+function headers() {
+  const token = session.token();
+  return { 'accept-language': currentLanguage, ...(token ? { authorization: `Bearer ${token}` } : {}) };
+}
+
+// A failure of the sign-in call itself is the sign-in page's to explain; any other 401 means the session is over.
+function onError(error: unknown) {
+  if (unanswered(error)) return connectivity.lost();
+  if (error instanceof TRPCClientError && error.data?.httpStatus === 401 && error.data.path !== 'auth.login')
+    session.end('session_expired');
+}
+
+export const queryClient = new QueryClient({
+  queryCache: new QueryCache({ onError }),
+  mutationCache: new MutationCache({ onError }),
+  defaultOptions: {
+    queries: {
+      // A refused call (4xx) does not change when asked again; an unreachable service is retried by the probe.
+      retry: (count, error) => count < 2 && !unanswered(error) && !((error as ApiError).data?.httpStatus! < 500),
+      refetchOnWindowFocus: false,
+    },
+  },
+});
+connectivity.onRecover(() => void queryClient.invalidateQueries());
+
+const url = `${serviceRoot}trpc`;
+export const trpcClient = createTRPCClient<AppRouter>({
+  links: [
+    splitLink({
+      condition: (op) => op.type === 'subscription',
+      // EventSource cannot send a header; this one (eventsource, on fetch) sends the token as one, not in the URL.
+      true: httpSubscriptionLink({
+        url,
+        EventSource,
+        eventSourceOptions: () => ({
+          fetch: (input: string | URL | Request, init?: RequestInit) =>
+            fetch(input, { ...init, headers: { ...init?.headers, ...headers() } }),
+        }),
+      }),
+      false: httpBatchLink({ url, headers }),
+    }),
+  ],
+});
+
+export const { TRPCProvider, useTRPC } = createTRPCContext<AppRouter>();

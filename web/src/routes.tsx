@@ -1,0 +1,66 @@
+import { Center, Loader } from '@mantine/core';
+import { createBrowserRouter, Navigate, Outlet, useLocation, type RouteObject } from 'react-router';
+import { basename } from './config.ts';
+import type { MessageKey } from './i18n/en.ts';
+import { ForbiddenPage, NotFoundPage } from './pages/status-pages.tsx';
+import { SignInPage } from './pages/sign-in.tsx';
+import { can, useMe } from './permissions.tsx';
+import { useSession } from './session.ts';
+import { Shell } from './shell/shell.tsx';
+
+/** A page of the shell: its path, navigation label, the permission it needs, and its lazily loaded module. */
+export interface PageDef {
+  path: string;
+  label: MessageKey;
+  permission?: string;
+  load: RouteObject['lazy'];
+}
+
+// Each page is a chunk of its own, loaded when first opened; the sign-in page and the shell are in the first one.
+export const PAGES: PageDef[] = [
+  { path: '', label: 'nav.overview', load: () => import('./pages/overview.tsx') },
+  { path: 'users', label: 'nav.users', permission: 'user:list', load: () => import('./pages/users.tsx') },
+  { path: 'tasks', label: 'nav.tasks', permission: 'task:list', load: () => import('./pages/tasks.tsx') },
+  { path: 'profile', label: 'nav.profile', load: () => import('./pages/profile.tsx') },
+];
+
+function RequireSession() {
+  const { token } = useSession();
+  const location = useLocation();
+  if (!token) return <Navigate to="/signin" replace state={{ from: location.pathname + location.search }} />;
+  return <Shell />;
+}
+
+/** A forbidden page shows its own page; its code is not even loaded. */
+function RequirePermission({ code }: { code: string | undefined }) {
+  return can(useMe(), code) ? <Outlet /> : <ForbiddenPage />;
+}
+
+const loading = (
+  <Center h="100vh">
+    <Loader aria-label="Loading" />
+  </Center>
+);
+
+export const router = createBrowserRouter(
+  [
+    {
+      hydrateFallbackElement: loading,
+      children: [
+        { path: 'signin', element: <SignInPage /> },
+        {
+          element: <RequireSession />,
+          children: [
+            ...PAGES.map(({ path, permission, load }) => ({
+              path,
+              element: <RequirePermission code={permission} />,
+              children: [{ index: true, lazy: load }],
+            })),
+            { path: '*', element: <NotFoundPage /> },
+          ],
+        },
+      ],
+    },
+  ],
+  { basename },
+);
