@@ -7,7 +7,8 @@ import { I18nProvider } from './i18n/index.tsx';
 import { router } from './routes.tsx';
 
 // The page's CSP allows no inline <style>: Mantine's default theme variables and its responsive classes come
-// from its stylesheet (and app.css) instead of the <style> elements the provider would add.
+// from its stylesheet (and app.css) instead of the <style> elements the provider would add, and dialogs are
+// opened with lockScroll off (its scroll lock adds a <style> element too).
 export function App() {
   return (
     <MantineProvider defaultColorScheme="auto" withCssVariables={false} withGlobalClasses={false}>

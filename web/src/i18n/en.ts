@@ -43,6 +43,7 @@ export const en = {
   'profile.last_login': 'Last sign-in',
   'common.save': 'Save',
   'common.cancel': 'Cancel',
+  'common.close': 'Close',
   'common.delete': 'Delete',
   'common.edit': 'Edit',
   'common.actions': 'Actions',

@@ -44,6 +44,7 @@ export const zhCN: Record<MessageKey, string> = {
   'profile.last_login': '上次登录',
   'common.save': '保存',
   'common.cancel': '取消',
+  'common.close': '关闭',
   'common.delete': '删除',
   'common.edit': '编辑',
   'common.actions': '操作',

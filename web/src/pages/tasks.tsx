@@ -80,7 +80,7 @@ export function Component() {
               <Table.Tr key={task.id} data-task-id={task.id}>
                 <Table.Td>{task.type}</Table.Td>
                 <Table.Td>
-                  <Badge variant="light" color={COLORS[task.status]}>
+                  <Badge variant="dot" color={COLORS[task.status]}>
                     {t(`task.${task.status}`)}
                   </Badge>
                 </Table.Td>

@@ -1,9 +1,9 @@
 import { Alert, Button, Group, Modal, MultiSelect, PasswordInput, Select, Stack, TextInput } from '@mantine/core';
-import { notifications } from '@mantine/notifications';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import { messageOf, useTRPC } from '../api.ts';
 import { useI18n } from '../i18n/index.tsx';
+import { notify } from '../notify.ts';
 import { useCan } from '../permissions.tsx';
 import type { User } from './users.tsx';
 
@@ -28,7 +28,7 @@ export function UserForm({ user, onClose }: { user: User | undefined; onClose: (
   });
   const done = () => {
     void queries.invalidateQueries(trpc.users.list.pathFilter());
-    notifications.show({ message: t('common.saved') });
+    notify(t('common.saved'), t('common.close'));
     onClose();
   };
   const create = useMutation(trpc.users.create.mutationOptions({ onSuccess: done }));
@@ -43,7 +43,13 @@ export function UserForm({ user, onClose }: { user: User | undefined; onClose: (
   };
 
   return (
-    <Modal opened onClose={onClose} title={user ? t('users.edit_one', { name: user.username }) : t('users.create')}>
+    <Modal
+      opened
+      onClose={onClose}
+      title={user ? t('users.edit_one', { name: user.username }) : t('users.create')}
+      closeButtonProps={{ 'aria-label': t('common.close') }}
+      lockScroll={false}
+    >
       <form onSubmit={submit} noValidate>
         <Stack>
           {error && (

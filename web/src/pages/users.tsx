@@ -1,12 +1,12 @@
 import { Alert, Badge, Button, Group, Modal, Pagination, Stack, Table, Text, TextInput, Title } from '@mantine/core';
 import { useDebouncedValue } from '@mantine/hooks';
-import { notifications } from '@mantine/notifications';
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import type { inferRouterOutputs } from '@trpc/server';
 import type { AppRouter } from 'console-admin/client';
 import { useState } from 'react';
 import { messageOf, useTRPC } from '../api.ts';
 import { useI18n } from '../i18n/index.tsx';
+import { notify } from '../notify.ts';
 import { useCan } from '../permissions.tsx';
 import { UserForm } from './user-form.tsx';
 
@@ -21,13 +21,19 @@ function DeleteUser({ user, onClose }: { user: User; onClose: () => void }) {
     trpc.users.delete.mutationOptions({
       onSuccess: () => {
         void queries.invalidateQueries(trpc.users.list.pathFilter());
-        notifications.show({ message: t('common.deleted') });
+        notify(t('common.deleted'), t('common.close'));
         onClose();
       },
     }),
   );
   return (
-    <Modal opened onClose={onClose} title={t('users.delete_one', { name: user.username })}>
+    <Modal
+      opened
+      onClose={onClose}
+      title={t('users.delete_one', { name: user.username })}
+      closeButtonProps={{ 'aria-label': t('common.close') }}
+      lockScroll={false}
+    >
       <Stack>
         <Text>{t('users.delete_confirm', { name: user.username })}</Text>
         {remove.error && (
@@ -104,7 +110,7 @@ export function Component() {
                 <Table.Td>{user.email}</Table.Td>
                 <Table.Td>{user.roles.map((r) => r.name).join(', ')}</Table.Td>
                 <Table.Td>
-                  <Badge variant="light" color={user.status === 'active' ? 'green' : 'gray'}>
+                  <Badge variant="dot" color={user.status === 'active' ? 'green' : 'gray'}>
                     {t(`status.${user.status}`)}
                   </Badge>
                 </Table.Td>

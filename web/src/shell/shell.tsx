@@ -60,7 +60,14 @@ export function Shell() {
         <aside className="shell-nav wide-only">
           <Navigation me={me.data} />
         </aside>
-        <Drawer opened={drawer} onClose={close} title={t('app.name')} size="xs">
+        <Drawer
+          opened={drawer}
+          onClose={close}
+          title={t('app.name')}
+          size="xs"
+          closeButtonProps={{ 'aria-label': t('common.close') }}
+          lockScroll={false}
+        >
           <Navigation me={me.data} onNavigate={close} />
         </Drawer>
         <main id="main" className="shell-main" aria-busy={navigation.state === 'loading'}>

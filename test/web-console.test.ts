@@ -1,0 +1,279 @@
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { createServer, request as httpRequest, type Server } from 'node:http';
+import { createRequire } from 'node:module';
+import type { AddressInfo } from 'node:net';
+import { after, before, describe, test } from 'node:test';
+import type { Browser, Page } from 'playwright-core';
+import { chromiumSkip, launchChromium, watchProblems } from './support/chromium.ts';
+import { ADMIN_PASSWORD, lanes, startConsole, type TestConsole } from './support/harness.ts';
+import { ensureWebBuild } from './support/web-build.ts';
+
+const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+const XSS = '<img src=x onerror="window.__xss=1">';
+
+/** Axe's serious and critical findings on the page as it is now (its script run through the debugger, not the page). */
+async function seriousViolations(page: Page): Promise<string[]> {
+  await page.evaluate(AXE);
+  const found = await page.evaluate(async () => {
+    const axe = (globalThis as unknown as { axe: { run: (o: object) => Promise<{ violations: any[] }> } }).axe;
+    const { violations } = await axe.run({ resultTypes: ['violations'] });
+    return violations
+      .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+      .map(
+        (v) =>
+          `${v.id}: ${v.nodes.map((n: { target: string[]; failureSummary?: string }) => n.target.join(' ') + ' ' + (n.failureSummary ?? '')).join(', ')}`,
+      );
+  });
+  return found;
+}
+
+/** Both colour schemes of the page pass axe. */
+async function assertAccessible(page: Page, what: string) {
+  for (const colorScheme of ['light', 'dark'] as const) {
+    await page.emulateMedia({ colorScheme });
+    await page.waitForTimeout(100);
+    assert.deepEqual(await seriousViolations(page), [], `${what} (${colorScheme})`);
+  }
+  await page.emulateMedia({ colorScheme: 'light' });
+}
+
+/** A reverse proxy that serves the service under `prefix`, stripping it, as a front web server would. */
+function prefixProxy(prefix: string, port: number): Promise<Server> {
+  const server = createServer((req, res) => {
+    if (!req.url?.startsWith(prefix)) return res.writeHead(404).end();
+    const upstream = httpRequest(
+      { port, host: '127.0.0.1', path: req.url.slice(prefix.length - 1), method: req.method, headers: req.headers },
+      (answer) => {
+        res.writeHead(answer.statusCode!, answer.headers);
+        answer.pipe(res);
+      },
+    );
+    req.pipe(upstream);
+  });
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
+}
+
+const field = (page: Page, name: string) => page.getByRole('textbox', { name, exact: true });
+
+async function signIn(page: Page, url: string, username = 'admin', password = ADMIN_PASSWORD) {
+  await page.goto(url);
+  await field(page, 'Username').fill(username);
+  await field(page, 'Password').fill(password);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('button', { name: /User menu/ }).waitFor();
+}
+
+// The UI calls the same API on every database (its own tests run on each lane), so the browser part runs on SQLite.
+describe('web console in a browser', { skip: chromiumSkip }, () => {
+  let t: TestConsole;
+  let behindProxy: TestConsole;
+  let proxy: Server;
+  let browser: Browser;
+  let base: string;
+  let proxied: string;
+  let admin: string;
+  before(async () => {
+    ensureWebBuild();
+    t = await startConsole(lanes()[0]!);
+    base = `http://127.0.0.1:${(await t.c.listen()).port}`;
+    behindProxy = await startConsole(lanes()[0]!, { server: { root_url: 'http://127.0.0.1/tools/console/' } });
+    proxy = await prefixProxy('/tools/console/', (await behindProxy.c.listen()).port);
+    proxied = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}/tools/console/`;
+    admin = await t.login();
+    browser = await launchChromium();
+  });
+  after(async () => {
+    await browser?.close();
+    proxy?.close();
+    await t?.close();
+    await behindProxy?.close();
+  });
+
+  const newPage = async (width = 1280) => {
+    const page = await browser.newPage({ viewport: { width, height: 800 } });
+    return { page, problems: watchProblems(page, (url) => url.includes('/trpc/auth.login')) };
+  };
+
+  test('sign in: a wrong password is said, the right one opens the overview; sign out returns to sign-in', async () => {
+    const { page, problems } = await newPage();
+    await page.goto(`${base}/`);
+    await assertAccessible(page, 'sign-in page');
+    await field(page, 'Username').fill('admin');
+    await field(page, 'Password').fill('not-the-password');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    assert.match(await page.getByRole('alert').innerText(), /invalid username or password/i);
+    await field(page, 'Password').fill(ADMIN_PASSWORD);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { name: /Welcome/ }).waitFor();
+    assert.match(new URL(page.url()).pathname, /^\/admin\/?$/);
+    assert.doesNotMatch(page.url(), /token|ey[A-Za-z0-9_-]{20}/);
+    await assertAccessible(page, 'overview');
+    for (const name of ['Overview', 'Users', 'Tasks', 'Profile'])
+      assert.equal(await page.getByRole('link', { name, exact: true }).count(), 1, name);
+
+    await page.getByRole('button', { name: /User menu/ }).click();
+    await page.getByRole('menuitem', { name: 'Profile' }).click();
+    await page.getByRole('heading', { name: 'Profile' }).waitFor();
+    await assertAccessible(page, 'profile');
+    await page.getByRole('button', { name: /User menu/ }).click();
+    await page.getByRole('menuitem', { name: 'Sign out' }).click();
+    await page.getByText('You are signed out.').waitFor();
+    assert.equal(await page.evaluate('sessionStorage.length'), 0);
+    // Only the wrong password's 401 was expected.
+    assert.deepEqual(
+      problems.filter((p) => !/401/.test(p)),
+      [],
+    );
+    await page.close();
+  });
+
+  test('users: create, edit and delete, each seen through the API', async () => {
+    const { page, problems } = await newPage();
+    await signIn(page, `${base}/admin/users`);
+    await page.getByRole('button', { name: 'Create user' }).click();
+    const dialog = page.getByRole('dialog');
+    await field(dialog as unknown as Page, 'Username').fill('webuser1');
+    await field(dialog as unknown as Page, 'Email').fill('webuser1@example.test');
+    await field(dialog as unknown as Page, 'Password').fill('password-123');
+    await field(dialog as unknown as Page, 'Full name').fill('Web User');
+    await assertAccessible(page, 'create user dialog');
+    await dialog.getByRole('button', { name: 'Create user' }).click();
+    await page.getByRole('cell', { name: 'webuser1', exact: true }).waitFor();
+    const listed = await t.request('GET', '/api/users?search=webuser1', { token: admin });
+    const created = listed.body.data[0];
+    assert.equal(created.full_name, 'Web User');
+
+    await page.getByRole('button', { name: 'Edit webuser1' }).click();
+    await field(page.getByRole('dialog') as unknown as Page, 'Full name').fill('Web User Two');
+    await page.getByRole('dialog').getByRole('button', { name: 'Save' }).click();
+    await page.getByRole('cell', { name: 'Web User Two' }).waitFor();
+    assert.equal(
+      (await t.request('GET', `/api/users/${created.id}`, { token: admin })).body.data.full_name,
+      'Web User Two',
+    );
+
+    await page.getByRole('button', { name: 'Delete webuser1' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Delete' }).click();
+    await page.getByRole('cell', { name: 'webuser1', exact: true }).waitFor({ state: 'detached' });
+    assert.equal((await t.request('GET', `/api/users/${created.id}`, { token: admin })).status, 404);
+    await assertAccessible(page, 'users page');
+    assert.deepEqual(problems, []);
+    await page.close();
+  });
+
+  test('a full name with markup is shown as text, never run', async () => {
+    const res = await t.request('POST', '/api/users', {
+      token: admin,
+      body: { username: 'xssprobe', email: 'xss@example.test', password: 'password-123', full_name: XSS },
+    });
+    assert.equal(res.status, 201);
+    const { page, problems } = await newPage();
+    await signIn(page, `${base}/admin/users`);
+    await page.getByRole('cell', { name: XSS }).waitFor();
+    assert.equal(await page.locator('main img').count(), 0);
+    assert.equal(await page.evaluate('window.__xss'), undefined);
+    assert.deepEqual(problems, []);
+    await page.close();
+  });
+
+  test('a user without admin permissions sees no admin actions, and the 403 page on an admin address', async () => {
+    const viewer = await t.userWith(['user:list', 'user:view']);
+    const { page, problems } = await newPage();
+    await signIn(page, `${base}/admin/users`, viewer.username, 'password-1');
+    await page.getByRole('cell', { name: viewer.username, exact: true }).waitFor();
+    assert.equal(await page.getByRole('button', { name: 'Create user' }).count(), 0);
+    assert.equal(await page.getByRole('button', { name: /^(Edit|Delete) / }).count(), 0);
+    assert.equal(await page.getByRole('link', { name: 'Tasks', exact: true }).count(), 0);
+    await page.goto(`${base}/admin/tasks`);
+    await page.getByRole('heading', { name: 'No access' }).waitFor();
+    await assertAccessible(page, '403 page');
+    await page.goto(`${base}/admin/no/such/page`);
+    await page.getByRole('heading', { name: 'Page not found' }).waitFor();
+    await assertAccessible(page, '404 page');
+    assert.deepEqual(problems, []);
+    await page.close();
+  });
+
+  test('tasks: a new task and its progress arrive live, without asking for the list again', async () => {
+    const { page, problems } = await newPage();
+    const listCalls: string[] = [];
+    page.on('request', (r) => {
+      if (r.url().includes('tasks.list')) listCalls.push(r.url());
+    });
+    await signIn(page, `${base}/admin/tasks`);
+    await page.getByText('Live updates on').waitFor();
+    await assertAccessible(page, 'tasks page');
+    const calls = listCalls.length;
+    const started = await t.request('POST', '/api/authorization/users/export', { token: admin, body: {} });
+    assert.ok(started.status < 300, started.text);
+    const row = page.locator(`tr[data-task-id="${started.body.data.id}"]`);
+    await row.getByText('Succeeded').waitFor({ timeout: 20_000 });
+    assert.equal(listCalls.length, calls, 'the list was not fetched again');
+    await page.getByLabel('Status', { exact: true }).first().click();
+    await page.getByRole('option', { name: 'Failed' }).click();
+    await row.waitFor({ state: 'detached' });
+    assert.deepEqual(
+      problems.filter((p) => !/tasks\.events/.test(p)),
+      [],
+    );
+    await page.close();
+  });
+
+  test('phone width: no sideways scrolling; a deep link survives a reload; the banner comes and goes', async () => {
+    const { page, problems } = await newPage(375);
+    await signIn(page, `${base}/admin/users`);
+    await page.getByRole('button', { name: 'Create user' }).waitFor();
+    for (const path of ['users', 'tasks', 'profile']) {
+      await page.goto(`${base}/admin/${path}`);
+      await page.locator('main h2').waitFor();
+      const width = await page.evaluate<number>('document.documentElement.scrollWidth');
+      assert.ok(width <= 375, `${path}: ${width}px wide`);
+    }
+    await page.getByRole('button', { name: 'Toggle navigation' }).click();
+    await page.getByRole('dialog').getByRole('link', { name: 'Users' }).click();
+    await page.getByRole('button', { name: 'Create user' }).waitFor();
+    await page.reload();
+    await page.getByRole('button', { name: 'Create user' }).waitFor();
+
+    await page.route('**/trpc/**', (route) => route.abort());
+    await page.route('**/healthz', (route) => route.abort());
+    await page.getByRole('searchbox', { name: 'Search' }).fill('zzz');
+    await page.getByText('The service cannot be reached').waitFor();
+    await page.unroute('**/trpc/**');
+    await page.unroute('**/healthz');
+    await page.getByText('The service cannot be reached').waitFor({ state: 'detached', timeout: 10_000 });
+    // Only the calls cut on purpose failed.
+    assert.deepEqual(
+      problems.filter((p) => !/\/trpc\/|\/healthz|ERR_FAILED/.test(p)),
+      [],
+    );
+    await page.close();
+  });
+
+  test('the language switch shows the console in Chinese', async () => {
+    const { page, problems } = await newPage();
+    await signIn(page, `${base}/admin/`);
+    await page.getByRole('button', { name: /User menu/ }).click();
+    await page.getByRole('menuitem', { name: '简体中文' }).click();
+    await page.getByRole('link', { name: '用户' }).waitFor();
+    assert.equal(await page.evaluate('document.documentElement.lang'), 'zh-CN');
+    await assertAccessible(page, 'overview in Chinese');
+    await page.evaluate('localStorage.clear()');
+    assert.deepEqual(problems, []);
+    await page.close();
+  });
+
+  test('behind a reverse proxy under a path prefix (server.root_url)', async () => {
+    const { page, problems } = await newPage();
+    await signIn(page, proxied);
+    assert.match(new URL(page.url()).pathname, /^\/tools\/console\/admin\/?$/);
+    await page.getByRole('link', { name: 'Users' }).click();
+    await page.getByRole('button', { name: 'Edit admin' }).waitFor();
+    await page.reload();
+    await page.getByRole('button', { name: 'Edit admin' }).waitFor();
+    assert.equal(new URL(page.url()).pathname, '/tools/console/admin/users');
+    assert.deepEqual(problems, []);
+    await page.close();
+  });
+});
