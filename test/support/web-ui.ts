@@ -1,0 +1,62 @@
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { createServer, request as httpRequest, type Server } from 'node:http';
+import { createRequire } from 'node:module';
+import type { Page } from 'playwright-core';
+import { ADMIN_PASSWORD } from './harness.ts';
+
+/** What the browser tests of the web console share: axe, signing in, finding fields, a prefix proxy. */
+const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+export const XSS = '<img src=x onerror="window.__xss=1">';
+
+/** Axe's serious and critical findings on the page as it is now (its script run through the debugger, not the page). */
+async function seriousViolations(page: Page): Promise<string[]> {
+  await page.evaluate(AXE);
+  const found = await page.evaluate(async () => {
+    const axe = (globalThis as unknown as { axe: { run: (o: object) => Promise<{ violations: any[] }> } }).axe;
+    const { violations } = await axe.run({ resultTypes: ['violations'] });
+    return violations
+      .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+      .map(
+        (v) =>
+          `${v.id}: ${v.nodes.map((n: { target: string[]; failureSummary?: string }) => n.target.join(' ') + ' ' + (n.failureSummary ?? '')).join(', ')}`,
+      );
+  });
+  return found;
+}
+
+/** Both colour schemes of the page pass axe. */
+export async function assertAccessible(page: Page, what: string) {
+  for (const colorScheme of ['light', 'dark'] as const) {
+    await page.emulateMedia({ colorScheme });
+    await page.waitForTimeout(100);
+    assert.deepEqual(await seriousViolations(page), [], `${what} (${colorScheme})`);
+  }
+  await page.emulateMedia({ colorScheme: 'light' });
+}
+
+/** A reverse proxy that serves the service under `prefix`, stripping it, as a front web server would. */
+export function prefixProxy(prefix: string, port: number): Promise<Server> {
+  const server = createServer((req, res) => {
+    if (!req.url?.startsWith(prefix)) return res.writeHead(404).end();
+    const upstream = httpRequest(
+      { port, host: '127.0.0.1', path: req.url.slice(prefix.length - 1), method: req.method, headers: req.headers },
+      (answer) => {
+        res.writeHead(answer.statusCode!, answer.headers);
+        answer.pipe(res);
+      },
+    );
+    req.pipe(upstream);
+  });
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
+}
+
+export const field = (page: Page, name: string) => page.getByRole('textbox', { name, exact: true });
+
+export async function signIn(page: Page, url: string, username = 'admin', password = ADMIN_PASSWORD) {
+  await page.goto(url);
+  await field(page, 'Username').fill(username);
+  await field(page, 'Password').fill(password);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('button', { name: /User menu/ }).waitFor();
+}
