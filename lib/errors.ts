@@ -39,9 +39,19 @@ export class NotFoundError extends AppError {
   readonly code = 'E4041';
   readonly status = 404;
 }
+/** The request (its body) did not arrive whole within `server.read_timeout`. */
+export class RequestTimeoutError extends AppError {
+  readonly code = 'E4081';
+  readonly status = 408;
+}
 export class TooManyRequestsError extends AppError {
   readonly code = 'E4291';
   readonly status = 429;
+}
+/** The request's header block is larger than the server reads. */
+export class HeadersTooLargeError extends AppError {
+  readonly code = 'E4311';
+  readonly status = 431;
 }
 export class InternalError extends AppError {
   readonly code = 'E5001';

@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
-import { connect } from 'node:net';
+import type { Server } from 'node:http';
+import { connect, type Socket } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { TRPCError } from '@trpc/server';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { jsonTextNestsDeeperThan, MAX_JSON_DEPTH } from '../lib/json-depth.ts';
+import { jsonTextExceeds, MAX_JSON_DEPTH, MAX_JSON_MEMBERS } from '../lib/json-limits.ts';
 import { toErrorBody } from '../routers/common/error-body.ts';
 import { guardInput } from '../routers/common/input-guard.ts';
 import { captureLogs, lanes, startConsole, type Reply, type TestConsole } from './support/harness.ts';
@@ -366,8 +367,10 @@ for (const lane of lanes()) {
         assert.equal(res.body.error.appCode, 'E4001', res.text);
         assert.match(res.body.error.err, new RegExp(`^${field}: .*64`), res.text);
       };
-      trpcError(await t.request('POST', '/trpc/auth.login', { raw: deepObject(10_000) }), 'a');
-      trpcError(await t.request('POST', '/trpc/auth.login', { raw: login(deepArray(10_000)) }), 'password');
+      // A body counts a member per level: 4,000 levels twice stay within MAX_JSON_MEMBERS, so the depth guard answers.
+      const levels = 4_000;
+      trpcError(await t.request('POST', '/trpc/auth.login', { raw: deepObject(levels) }), 'a');
+      trpcError(await t.request('POST', '/trpc/auth.login', { raw: login(deepArray(levels)) }), 'password');
       const search = encodeURIComponent(`{"search":${deepArray(10_000)}}`);
       trpcError(await t.request('GET', `/trpc/users.list?input=${search}`, { token: admin }), 'search');
       const batchGet = await t.request(
@@ -379,7 +382,7 @@ for (const lane of lanes()) {
       assert.match(batchGet.body[0].error.err, /^search: /);
       assert.equal(batchGet.body[1].result.data.total >= 1, true, batchGet.text);
       const batchPost = await t.request('POST', '/trpc/auth.login,auth.login?batch=1', {
-        raw: `{"0":${login(deepArray(10_000))},"1":${deepObject(10_000)}}`,
+        raw: `{"0":${login(deepArray(levels))},"1":${deepObject(levels)}}`,
       });
       for (const [i, field] of [
         [0, 'password'],
@@ -608,14 +611,37 @@ describe('malformed URLs [sqlite]', () => {
   });
 });
 
-describe('nesting depth', () => {
+describe('JSON text limits', () => {
+  const depth = (text: string, limit: number) => jsonTextExceeds(text, { depth: limit, members: Infinity });
+  const members = (text: string, limit: number) => jsonTextExceeds(text, { depth: Infinity, members: limit });
+
   test('brackets inside strings, escaped quotes included, do not count; the limit is inclusive', () => {
     const nested = (levels: number) => '['.repeat(levels) + ']'.repeat(levels);
-    assert.equal(jsonTextNestsDeeperThan(nested(MAX_JSON_DEPTH), MAX_JSON_DEPTH), false);
-    assert.equal(jsonTextNestsDeeperThan(nested(MAX_JSON_DEPTH + 1), MAX_JSON_DEPTH), true);
-    assert.equal(jsonTextNestsDeeperThan(JSON.stringify({ a: `\"${'['.repeat(100)}`, b: '{{\\' }), 2), false);
+    assert.equal(depth(nested(MAX_JSON_DEPTH), MAX_JSON_DEPTH), undefined);
+    assert.equal(depth(nested(MAX_JSON_DEPTH + 1), MAX_JSON_DEPTH), 'depth');
+    assert.equal(depth(JSON.stringify({ a: `\"${'['.repeat(100)}`, b: '{{\\' }), 2), undefined);
     // An escaped backslash ends before the quote, which closes the string.
-    assert.equal(jsonTextNestsDeeperThan(`{"a":"\\\\"${'['.repeat(3)}`, 2), true);
+    assert.equal(depth(`{"a":"\\\\"${'['.repeat(3)}`, 2), 'depth');
+  });
+
+  test('members are every object member and array item at any depth; empty containers, strings and spacing add none', () => {
+    const count = (value: unknown) => {
+      const text = typeof value === 'string' ? value : JSON.stringify(value);
+      let n = 0;
+      while (members(text, n) === 'members') n++;
+      return n;
+    };
+    assert.equal(count({}), 0);
+    assert.equal(count([]), 0);
+    assert.equal(count(' [ ] '), 0);
+    assert.equal(count('5'), 0);
+    assert.equal(count([[]]), 1);
+    assert.equal(count({ a: 1, b: [1, 2, 3], c: { d: {} } }), 7);
+    assert.equal(count({ 'a,b': 'c,d,[{' }), 1);
+    assert.equal(count('{ "a" : [ 1 , 2 ] ,\n "b" : { } }'), 4);
+    assert.equal(count(`["\\\\",","]`), 2);
+    // Stops at the first member past the limit, however long the rest.
+    assert.equal(members(`[${'0,'.repeat(1_000_000)}0]`, MAX_JSON_MEMBERS), 'members');
   });
 
   test('guardInput walks a value nested 100,000 levels without recursion and names the top field', () => {
@@ -629,5 +655,197 @@ describe('nesting depth', () => {
       /^Error: 0\.0\.0.*NUL/,
       'the deepest level allowed is still walked for NUL characters',
     );
+  });
+});
+
+/**
+ * Sends `head`, then up to `bodyBytes` of body in 16 KB pieces (as chunks when the head says chunked), each
+ * after the last has drained, until the server closes the connection or stops reading. What the server
+ * answered, and how many bytes it read from the connection in all, counted on its own side.
+ */
+async function sendLargeBody(server: Server, port: number, head: string, bodyBytes: number) {
+  const serverSide = new Promise<Socket>((resolve) => server.once('connection', resolve));
+  const socket = connect(port, '127.0.0.1');
+  let text = '';
+  socket.on('data', (d) => (text += d));
+  socket.on('error', () => {});
+  const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
+  const peer = await serverSide;
+  const peerClosed = new Promise<void>((resolve) => peer.on('close', () => resolve()));
+  const chunked = /transfer-encoding: chunked/i.test(head);
+  const piece = Buffer.alloc(16_384, 'x');
+  const frame = chunked
+    ? Buffer.concat([Buffer.from(`${piece.length.toString(16)}\r\n`), piece, Buffer.from('\r\n')])
+    : piece;
+  const stalled = () => new Promise<'stalled'>((resolve) => setTimeout(() => resolve('stalled'), 2000).unref());
+  socket.write(head);
+  for (let sent = 0; sent < bodyBytes && !socket.destroyed; sent += piece.length) {
+    if (socket.write(frame)) continue;
+    const drained = new Promise<'drained'>((resolve) => socket.once('drain', () => resolve('drained')));
+    if ((await Promise.race([drained, closed.then(() => 'closed'), stalled()])) !== 'drained') break;
+  }
+  await Promise.race([peerClosed, new Promise((resolve) => setTimeout(resolve, 500))]);
+  const bytesRead = peer.bytesRead;
+  socket.destroy();
+  await closed;
+  return { text, bytesRead, serverClosed: peer.destroyed };
+}
+
+/** Sends `request` on a new connection and resolves with what came back once the server closed it. */
+async function rawExchange(port: number, request: string): Promise<string> {
+  const socket = connect(port, '127.0.0.1');
+  let text = '';
+  socket.on('data', (d) => (text += d));
+  socket.on('error', () => {});
+  socket.write(request);
+  await new Promise<void>((resolve) => socket.on('close', () => resolve()));
+  return text;
+}
+
+/** The JSON body of a raw HTTP answer. */
+const rawBody = (answer: string) => JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4));
+
+describe('request bounds [sqlite]', () => {
+  const LIMIT = 262_144;
+  const logs = captureLogs('info');
+  const serverErrors = () => logs.lines.filter((l) => (l.level as number) >= 50);
+  let t: TestConsole;
+  let port: number;
+  let admin: string;
+  before(async () => {
+    t = await startConsole(lanes()[0]!, { server: { max_upload_size: LIMIT } }, { logger: logs.logger });
+    port = (await t.c.listen()).port;
+    admin = await t.login();
+  });
+  after(async () => t.close());
+
+  test('a body over server.max_upload_size is refused with 400 E4001 on any route and content type, and no more of it is read', async () => {
+    const server = t.c.http.server;
+    const cases = [
+      ['POST /trpc/any.thing', 'multipart/form-data; boundary=x', `Content-Length: ${200 * 1024 * 1024}`],
+      ['POST /trpc/auth.login', 'multipart/form-data; boundary=x', 'Transfer-Encoding: chunked'],
+      ['POST /trpc/auth.login', 'application/json', 'Transfer-Encoding: chunked'],
+      ['POST /api/auth/login', 'application/json', 'Transfer-Encoding: chunked'],
+      ['POST /api/auth/login', 'application/json', `Content-Length: ${8 * 1024 * 1024}`],
+      ['PUT /api/users/x', 'application/octet-stream', `Content-Length: ${8 * 1024 * 1024}`],
+      ['POST /healthz', 'text/plain', 'Transfer-Encoding: chunked'],
+    ];
+    for (const [line, type, framing] of cases) {
+      const head = `${line} HTTP/1.1\r\nHost: x\r\nContent-Type: ${type}\r\n${framing}\r\n\r\n`;
+      const { text, bytesRead, serverClosed } = await sendLargeBody(server, port, head, 8 * 1024 * 1024);
+      assert.match(text, /^HTTP\/1\.1 400 /, `${line} ${type} ${framing}: ${text}`);
+      assert.match(text, /"E4001"/, text);
+      assert.ok(bytesRead < LIMIT + 128 * 1024, `${line} ${type} ${framing}: the server read ${bytesRead} bytes`);
+      assert.ok(serverClosed, `${line} ${type} ${framing}: the server closed the connection`);
+    }
+    assert.deepEqual(serverErrors(), []);
+  });
+
+  test('multipart under the limit still reaches tRPC, which refuses it as input', async () => {
+    const body = '--x\r\nContent-Disposition: form-data; name="username"\r\n\r\nadmin\r\n--x--\r\n';
+    const answer = await rawExchange(
+      port,
+      'POST /trpc/auth.login HTTP/1.1\r\nHost: x\r\nConnection: close\r\n' +
+        `Content-Type: multipart/form-data; boundary=x\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
+    );
+    assert.match(answer, /^HTTP\/1\.1 400 /, answer);
+    assert.match(answer, /"appCode":"E4001"/, answer);
+  });
+
+  test(`a JSON body with more than ${MAX_JSON_MEMBERS} members is refused before it is parsed, on /api and /trpc`, async () => {
+    const zeros = (n: number) => `[${Array(n).fill('0').join(',')}]`;
+    // username, password, pad and the pad's items.
+    const login = (items: number) => `{"username":"admin","password":"x","pad":${zeros(items)}}`;
+    const keys = `{${Array.from({ length: MAX_JSON_MEMBERS + 1 }, (_, i) => `"k${i}":0`).join(',')}}`;
+    for (const [url, raw, token, headers] of [
+      ['/api/auth/login', login(MAX_JSON_MEMBERS - 2), undefined, {}],
+      ['/api/roles', keys, admin, {}],
+      ['/api/roles', keys, admin, { 'idempotency-key': 'members-1' }],
+      ['/trpc/auth.login', login(MAX_JSON_MEMBERS - 2), undefined, {}],
+      ['/trpc/roles.create', keys, admin, { 'idempotency-key': 'members-2' }],
+      ['/trpc/auth.login,auth.login?batch=1', `{"0":${keys},"1":{}}`, undefined, {}],
+    ] as const) {
+      const res = await t.request('POST', url, { raw, token, headers });
+      assertErrorEnvelope(res, 400, 'E4001');
+      assert.match(res.body.err, new RegExp(`^body: .*${MAX_JSON_MEMBERS}`), `${url}: ${res.text}`);
+    }
+    // Exactly the limit passes this check; the login is then refused for its unknown field or its password.
+    for (const url of ['/api/auth/login', '/trpc/auth.login']) {
+      const res = await t.request('POST', url, { raw: login(MAX_JSON_MEMBERS - 3) });
+      assert.ok(res.status === 400 || res.status === 401, res.text);
+      assert.doesNotMatch(res.text, /members/, res.text);
+    }
+  });
+
+  test('HEAD on /trpc is 404 E4041 like any method tRPC does not serve, never a 500 or a logged failure', async () => {
+    for (const url of [
+      '/trpc/users.list',
+      '/trpc/auth.me',
+      '/trpc/no.such.thing',
+      '/trpc/users.list,auth.me?batch=1',
+    ]) {
+      const res = await t.request('HEAD', url);
+      assert.equal(res.status, 404, url);
+      assert.match(String(res.headers['content-type']), /application\/json/, url);
+      const withToken = await t.request('HEAD', url, { token: admin });
+      assert.equal(withToken.status, 404, url);
+    }
+    assert.deepEqual(serverErrors(), []);
+  });
+
+  test('an oversized header block is 431 E4311 and a malformed request 400 E4001, both in the envelope', async () => {
+    const big = await rawExchange(port, `GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`);
+    assert.match(big, /^HTTP\/1\.1 431 /, big);
+    assert.equal(rawBody(big).code, 'E4311', big);
+    assert.equal(typeof rawBody(big).err, 'string');
+    const malformed = await rawExchange(port, 'NOT HTTP AT ALL\r\n\r\n');
+    assert.match(malformed, /^HTTP\/1\.1 400 /, malformed);
+    assert.equal(rawBody(malformed).code, 'E4001', malformed);
+  });
+});
+
+describe('read timeout and connection limit [sqlite]', () => {
+  let t: TestConsole;
+  let port: number;
+  before(async () => {
+    t = await startConsole(lanes()[0]!, { server: { read_timeout: '300ms', write_timeout: '5s', max_connections: 2 } });
+    port = (await t.c.listen()).port;
+  });
+  after(async () => t.close());
+
+  const openConnections = () =>
+    new Promise<number>((resolve, reject) => t.c.http.server.getConnections((e, n) => (e ? reject(e) : resolve(n))));
+
+  test('a body sent a byte at a time is answered 408 E4081 and its connection closed at server.read_timeout', async () => {
+    const socket = connect(port, '127.0.0.1');
+    let text = '';
+    socket.on('data', (d) => (text += d));
+    socket.on('error', () => {});
+    const started = Date.now();
+    const closed = new Promise<number>((resolve) => socket.on('close', () => resolve(Date.now() - started)));
+    socket.write(
+      'POST /api/auth/login HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{',
+    );
+    const drip = setInterval(() => socket.destroyed || socket.write(' '), 50);
+    const took = await Promise.race([closed, new Promise<number>((resolve) => setTimeout(() => resolve(-1), 4000))]);
+    clearInterval(drip);
+    socket.destroy();
+    assert.ok(took > 0, `the connection was still open after 4 s (read_timeout 300 ms): ${text}`);
+    assert.match(text, /^HTTP\/1\.1 408 /, text);
+    assert.equal(rawBody(text).code, 'E4081', text);
+  });
+
+  test('server.max_connections: a connection past the limit is closed unanswered until one ends', async () => {
+    while ((await openConnections()) > 0) await new Promise((r) => setTimeout(r, 10));
+    const kept = await Promise.all([rawConnection(port), rawConnection(port)]);
+    for (const c of kept) c.send('/healthz');
+    await Promise.all(kept.map((c) => c.answers(1)));
+    const refused = await rawExchange(port, 'GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
+    assert.equal(refused, '', 'no answer past the limit');
+    kept[0]!.socket.destroy();
+    while ((await openConnections()) > 1) await new Promise((r) => setTimeout(r, 10));
+    const admitted = await rawExchange(port, 'GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
+    assert.match(admitted, /^HTTP\/1\.1 200 /, admitted);
+    kept[1]!.socket.destroy();
   });
 });

@@ -10,6 +10,8 @@ export const en = {
   'error.unsupported_media_type': 'unsupported content type: send application/json',
   'error.body_too_large': 'body is larger than {limit} bytes',
   'error.request_timeout': 'request took too long',
+  'error.read_timeout': 'the request did not arrive whole in time',
+  'error.headers_too_large': 'the request headers are too large',
   'error.database_unavailable': 'database unavailable; try again shortly',
   'error.shutting_down': 'the service is shutting down; send the request again',
 
@@ -26,6 +28,7 @@ export const en = {
   'validation.uuid': 'must be a UUID',
   'validation.no_nul': 'must not contain NUL characters',
   'validation.max_depth': 'must not nest objects and arrays more than {max} levels deep',
+  'validation.max_members': 'must not hold more than {max} object members and array items in all',
   'validation.email': 'must be a valid email address',
   'validation.datetime': 'must be an ISO 8601 time',
   'validation.pattern': 'has an invalid format',

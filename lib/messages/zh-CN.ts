@@ -12,6 +12,8 @@ export const zhCN: Catalogue = {
   'error.unsupported_media_type': '不支持的内容类型：请发送 application/json',
   'error.body_too_large': '请求体超过 {limit} 字节',
   'error.request_timeout': '请求处理超时',
+  'error.read_timeout': '未能及时收到完整的请求',
+  'error.headers_too_large': '请求头过大',
   'error.database_unavailable': '数据库暂时不可用，请稍后重试',
   'error.shutting_down': '服务正在关闭，请重新发送请求',
 
@@ -28,6 +30,7 @@ export const zhCN: Catalogue = {
   'validation.uuid': '必须是 UUID',
   'validation.no_nul': '不能包含 NUL 字符',
   'validation.max_depth': '对象和数组的嵌套不能超过 {max} 层',
+  'validation.max_members': '对象成员和数组元素合计不能超过 {max} 个',
   'validation.email': '必须是有效的电子邮件地址',
   'validation.datetime': '必须是 ISO 8601 时间',
   'validation.pattern': '格式无效',

@@ -1,5 +1,5 @@
 import { fieldError } from '../../lib/errors.ts';
-import { MAX_JSON_DEPTH } from '../../lib/json-depth.ts';
+import { MAX_JSON_DEPTH } from '../../lib/json-limits.ts';
 
 interface Pending {
   value: unknown;

@@ -175,6 +175,7 @@ export const configSchema = z
           .default('./uploads')
           .describe('task artifacts and file-backend logs (shared storage with several nodes)'),
         max_upload_size: int(10_485_760, 1).describe('largest request body in bytes'),
+        max_connections: int(1024, 1).describe('connections open at once; more are closed unanswered until one ends'),
         geoip_db_path: z
           .string()
           .default('')

@@ -3,8 +3,8 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
-import { fieldError, NotFoundError, UnavailableError } from '../../lib/errors.ts';
-import { jsonTextNestsDeeperThan, MAX_JSON_DEPTH } from '../../lib/json-depth.ts';
+import { NotFoundError, RequestTimeoutError, UnavailableError } from '../../lib/errors.ts';
+import { jsonBodyRefusal, MAX_JSON_DEPTH } from '../../lib/json-limits.ts';
 import { appRouter } from '../../routers/app-router.ts';
 import type { Context } from '../../routers/common/context.ts';
 import { toErrorBody } from '../../routers/common/error-body.ts';
@@ -12,6 +12,7 @@ import type { Services } from '../../routers/common/services.ts';
 import type { ConsoleConfig } from '../config/schema.ts';
 import { traceRequests } from '../tracing/http.ts';
 import type { Tracing } from '../tracing/index.ts';
+import { answerClientError } from './client-errors.ts';
 import { drainConnections, type Drain } from './draining.ts';
 import { sendError } from './envelope.ts';
 import { registerFileRoutes } from './files.ts';
@@ -19,6 +20,7 @@ import { idempotencyOf } from './idempotency-header.ts';
 import { registerMetrics, type Metrics } from './metrics.ts';
 import { registerOAuthRoutes } from './oauth-routes.ts';
 import { loadOpenApiDocument } from './openapi-document.ts';
+import { enforceReadTimeout } from './read-timeout.ts';
 import { requestInfo } from './request-info.ts';
 import { registerRateLimits } from './rate-limit.ts';
 import { registerRestRoutes } from './rest-adapter.ts';
@@ -27,6 +29,7 @@ import { registerTrpcRoutes } from './trpc-routes.ts';
 import { addRequestHooks } from './request-hooks.ts';
 import { securityHeaders } from './security-headers.ts';
 import { registerWebConsole } from './web-console.ts';
+import { closeOnUnreadBody } from './unread-body.ts';
 import { enforceWriteTimeout } from './write-timeout.ts';
 
 export interface HttpDeps {
@@ -60,7 +63,9 @@ export async function buildHttpApp({
     return503OnClosing: false,
     // A malformed URL (bad percent-escape) fails before routing; it gets the envelope like every other error.
     frameworkErrors: (error, request, reply) => sendError(error, request, reply, logger, s.max_upload_size),
+    clientErrorHandler: answerClientError,
   });
+  app.server.maxConnections = s.max_connections;
   const createContext = (request: FastifyRequest, reply: FastifyReply, calls = 1): Context => {
     const req = requestInfo(request);
     req.idempotency = idempotencyOf(request, reply, calls, s.write_timeout);
@@ -77,11 +82,15 @@ export async function buildHttpApp({
   const timeout = enforceWriteTimeout(app, s.write_timeout, (request, reply) =>
     sendError(new UnavailableError('error.request_timeout'), request, reply, logger, s.max_upload_size),
   );
+  const readTimeout = enforceReadTimeout(app, s.read_timeout, (request, reply) =>
+    sendError(new RequestTimeoutError('error.read_timeout'), request, reply, logger, s.max_upload_size),
+  );
   addRequestHooks(
     app,
-    [securityHeaders, timeout, registerMetrics(app, metrics, config.metrics.token), traced],
+    [securityHeaders, timeout, readTimeout, registerMetrics(app, metrics, config.metrics.token), traced],
     traced.enter,
   );
+  closeOnUnreadBody(app);
   const drain = drainConnections(app, (request, reply) =>
     sendError(new UnavailableError('error.shutting_down'), request, reply, logger, s.max_upload_size),
   );
@@ -140,8 +149,8 @@ export async function buildHttpApp({
         const text = body as string;
         if (text.trim() === '') return done(null, undefined);
         // Refused before it is parsed, so nothing that runs before the procedure's own check walks it either.
-        if (jsonTextNestsDeeperThan(text, MAX_JSON_DEPTH))
-          return done(fieldError('body', 'validation.max_depth', { max: MAX_JSON_DEPTH }), undefined);
+        const refusal = jsonBodyRefusal(text, MAX_JSON_DEPTH);
+        if (refusal) return done(refusal, undefined);
         parseJson(request, text, done);
       });
       api.get('/openapi.json', async () => document);
@@ -158,6 +167,7 @@ export async function buildHttpApp({
       registerTrpcRoutes(trpc, {
         router: appRouter,
         createContext,
+        bodyLimit: s.max_upload_size,
         // tRPC calls every error a procedure throws INTERNAL_SERVER_ERROR; a client's mistake (a wrong password,
         // bad input) is not a server failure, here as on /api (envelope.ts).
         onError: ({ error }) => {

@@ -127,13 +127,15 @@ const ERROR_RESPONSES: Record<string, string> = {
   '401': 'E4011: missing or invalid token, or ended session; E4012: the token’s user is deleted, disabled or locked',
   '403': 'E4031: missing permission, or not a member of the X-Scope-OrgID organization',
   '404': 'E4041: not found or not visible (also an unknown X-Scope-OrgID organization)',
+  '408': 'E4081: the request did not arrive whole within `server.read_timeout`; the connection is closed',
   '429': 'E4291: rate limited',
+  '431': 'E4311: the request headers are larger than the server reads (16 KB); the connection is closed',
   '500': 'E5001: internal error',
   '503':
     'E5031: unavailable (the answer took longer than `server.write_timeout`, the node is shutting down, or the database cannot be reached)',
 };
 /** Any request under /api may meet these, whatever the route. */
-const ANY_ROUTE_ERRORS = ['429', '500', '503'];
+const ANY_ROUTE_ERRORS = ['408', '429', '431', '500', '503'];
 
 /** Who may call the operation, told in its description (swagger-ui does not show `x-permission`). */
 function access(meta: Meta): string {

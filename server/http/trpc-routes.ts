@@ -10,6 +10,8 @@ import { fastifyRequestHandler } from '@trpc/server/adapters/fastify';
 import { getHTTPStatusCode } from '@trpc/server/http';
 import type { TRPCResponse } from '@trpc/server/rpc';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { BadRequestError } from '../../lib/errors.ts';
+import { jsonBodyRefusal } from '../../lib/json-limits.ts';
 import { all, andThen, isPromise, type MaybePromise } from '../../lib/maybe-async.ts';
 import type { Context } from '../../routers/common/context.ts';
 import { serialisedOncePerFrozen } from './frozen-answers.ts';
@@ -26,6 +28,8 @@ export type TrpcErrorHandler = (opts: {
 
 interface Options {
   router: AnyTRPCRouter;
+  /** `server.max_upload_size`, for the bodies tRPC's own handler reads (multipart). */
+  bodyLimit: number;
   createContext: (request: FastifyRequest, reply: FastifyReply, calls: number) => Context;
   onError: TrpcErrorHandler;
 }
@@ -133,12 +137,22 @@ function outcome(
  * words) go to tRPC's handler. Each procedure has a route of its own, so HTTP metrics name it
  * (`/trpc/users.list`); batches and unknown names share `/trpc/:path`.
  */
-export function registerTrpcRoutes(app: FastifyInstance, { router, createContext, onError }: Options): void {
-  // Bodies stay text: the fast path parses them itself, and tRPC's handler expects them unparsed.
+export function registerTrpcRoutes(app: FastifyInstance, { router, createContext, onError, bodyLimit }: Options): void {
+  // Bodies stay text: the fast path parses them itself, and tRPC's handler expects them unparsed. Too many
+  // members are refused before either parses; the depth is the input guard's, which names the field.
   app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => done(null, body));
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
+    const refusal = jsonBodyRefusal(body as string, Number.POSITIVE_INFINITY);
+    return refusal ? done(refusal, undefined) : done(null, body);
+  });
+  // tRPC's handler reads a multipart body itself, from the request: refused here when it announces more than
+  // the limit, and cut by tRPC (maxBodySize below) when it sends more.
   app.removeContentTypeParser('multipart/form-data');
-  app.addContentTypeParser('multipart/form-data', {}, (_request, body, done) => done(null, body));
+  app.addContentTypeParser('multipart/form-data', {}, (request, body, done) =>
+    Number(request.headers['content-length']) > bodyLimit
+      ? done(new BadRequestError('error.body_too_large', { limit: bodyLimit }), undefined)
+      : done(null, body),
+  );
 
   // The body does not depend on the path: one for every route.
   const bodyOf = serialisedOncePerFrozen();
@@ -150,6 +164,7 @@ export function registerTrpcRoutes(app: FastifyInstance, { router, createContext
       req: request,
       res: reply,
       path,
+      maxBodySize: bodyLimit,
       createContext: ({ req, res, info }: { req: FastifyRequest; res: FastifyReply; info: { calls: unknown[] } }) =>
         createContext(req, res, info.calls.length),
       onError: ({ error, path: failedPath, type, input, ctx }) =>
@@ -175,12 +190,19 @@ export function registerTrpcRoutes(app: FastifyInstance, { router, createContext
     });
   };
 
+  // No HEAD: tRPC's protocol has none, and its handler failed on one (500); like any other method it is 404.
   const procedures = Object.keys(proceduresOf(router));
   for (const path of procedures)
-    app.route({ method: ['GET', 'POST'], url: `/${path}`, handler: (request, reply) => handle(request, reply, path) });
+    app.route({
+      method: ['GET', 'POST'],
+      url: `/${path}`,
+      exposeHeadRoute: false,
+      handler: (request, reply) => handle(request, reply, path),
+    });
   app.route({
     method: ['GET', 'POST'],
     url: '/:path',
+    exposeHeadRoute: false,
     handler: (request, reply) => handle(request, reply, (request.params as { path: string }).path),
   });
 }
