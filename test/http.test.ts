@@ -735,7 +735,8 @@ describe('request bounds [sqlite]', () => {
       const { text, bytesRead, serverClosed } = await sendLargeBody(server, port, head, 8 * 1024 * 1024);
       assert.match(text, /^HTTP\/1\.1 400 /, `${line} ${type} ${framing}: ${text}`);
       assert.match(text, /"E4001"/, text);
-      assert.ok(bytesRead < LIMIT + 128 * 1024, `${line} ${type} ${framing}: the server read ${bytesRead} bytes`);
+      // Headers, and what was in flight when the answer left (about 60 KB here), against 8 MB sent.
+      assert.ok(bytesRead < LIMIT + 256 * 1024, `${line} ${type} ${framing}: the server read ${bytesRead} bytes`);
       assert.ok(serverClosed, `${line} ${type} ${framing}: the server closed the connection`);
     }
     assert.deepEqual(serverErrors(), []);
@@ -831,6 +832,7 @@ describe('read timeout and connection limit [sqlite]', () => {
     clearInterval(drip);
     socket.destroy();
     assert.ok(took > 0, `the connection was still open after 4 s (read_timeout 300 ms): ${text}`);
+    assert.ok(took >= 250, `closed at ${took} ms, before the read timeout`);
     assert.match(text, /^HTTP\/1\.1 408 /, text);
     assert.equal(rawBody(text).code, 'E4081', text);
   });
