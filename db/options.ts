@@ -20,6 +20,13 @@ export interface DbOptions {
   readTimeoutMs: number;
   /** ClickHouse: a connection not established within this fails. */
   dialTimeoutMs: number;
+  /**
+   * PostgreSQL, MySQL: the server ends a session whose open transaction waits longer for its next statement
+   * (a node cut off mid-transaction), which frees its row locks.
+   */
+  idleTransactionTimeoutMs: number;
+  /** PostgreSQL, MySQL: a statement waiting longer for a lock fails (and runs again as work lost to a conflict). */
+  lockTimeoutMs: number;
   /** ClickHouse: the server stops a statement running longer (its max_execution_time). */
   maxExecutionTimeMs: number;
   /** ClickHouse: gzip request and response bodies. */

@@ -21,6 +21,8 @@ export function databaseOptions(config: ConsoleConfig): DbOptions {
     connectionLifetimeMs: d.max_connection_life_time,
     readTimeoutMs: d.read_timeout,
     dialTimeoutMs: d.dial_timeout,
+    idleTransactionTimeoutMs: d.idle_transaction_timeout,
+    lockTimeoutMs: d.lock_timeout,
     maxExecutionTimeMs: d.max_execution_time,
     compression: d.enable_compression,
   };

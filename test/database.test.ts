@@ -236,6 +236,14 @@ describe('database unavailable errors', () => {
       new Error('select 1 - Connection terminated unexpectedly'),
       coded('PROTOCOL_CONNECTION_LOST'),
       coded('ER_SERVER_SHUTDOWN'),
+      // node-postgres's connect timeout (as its own, and as the cause it gives), read timeout and broken client;
+      // the session PostgreSQL ended as idle in transaction; mysql2's statement timeout.
+      new Error('timeout expired'),
+      new Error('Connection terminated due to connection timeout', { cause: new Error('timeout expired') }),
+      new Error('Query read timeout'),
+      new Error('Client has encountered a connection error and is not queryable'),
+      coded('25P03', 'terminating connection due to idle-in-transaction timeout'),
+      coded('PROTOCOL_SEQUENCE_TIMEOUT', 'Query inactivity timeout'),
       Object.assign(new Error('Knex: Timeout acquiring a connection. The pool is probably full.'), {
         name: 'KnexTimeoutError',
       }),

@@ -1,13 +1,18 @@
+import type { DbOptions } from '../options.ts';
 import type { RetryReason } from '../retry.ts';
 import { backupWith, driverError, unavailableWhen, transactionalEngine, type Dialect } from './dialect.ts';
 
 /**
  * The server going away: the connection cut (mysql2's PROTOCOL_* codes, and a command queued on a connection
- * that just failed), the server shutting down, or refusing more connections.
+ * that just failed), a statement given up on a dead socket (PROTOCOL_SEQUENCE_TIMEOUT), the server shutting
+ * down, refusing more connections, or ending an idle session (ER_CLIENT_INTERACTION_TIMEOUT). mysql2's connect
+ * timeout is ETIMEDOUT, a socket failure.
  */
 const isUnavailable = unavailableWhen(
   [
     'PROTOCOL_CONNECTION_LOST',
+    'PROTOCOL_SEQUENCE_TIMEOUT',
+    'ER_CLIENT_INTERACTION_TIMEOUT',
     'PROTOCOL_ENQUEUE_AFTER_FATAL_ERROR',
     'PROTOCOL_ENQUEUE_AFTER_QUIT',
     'ER_SERVER_SHUTDOWN',
@@ -23,6 +28,22 @@ const RETRY_ERRNOS = new Map<number, RetryReason>([
   [1213, 'deadlock'],
   [1205, 'lock_timeout'],
 ]);
+
+const seconds = (ms: number) => Math.max(1, Math.ceil(ms / 1000));
+
+/**
+ * Each connection's character set, and the session timeouts that bound what a node cut off from the server
+ * holds there (docs/engine.md, "Faults"): others wait at most `lock_timeout` for its row locks, then run
+ * again; MariaDB ends its session once its transaction has waited `idle_transaction_timeout` for a statement
+ * that cannot arrive (the executable comment runs on MariaDB only: MySQL has no such timeout, only
+ * `wait_timeout`, which would also close the pool's idle connections).
+ */
+function sessionSettings(o: DbOptions): string {
+  return (
+    `SET NAMES ? COLLATE ?, SESSION innodb_lock_wait_timeout = ${seconds(o.lockTimeoutMs)}` +
+    ` /*M!100300 , SESSION idle_transaction_timeout = ${seconds(o.idleTransactionTimeoutMs)} */`
+  );
+}
 
 export const mysqlDialect: Dialect = {
   name: 'mysql',
@@ -46,6 +67,8 @@ export const mysqlDialect: Dialect = {
       timezone: 'Z',
       supportBigNumbers: true,
       connectTimeout: o.dialTimeoutMs,
+      enableKeepAlive: true,
+      keepAliveInitialDelay: o.idleTransactionTimeoutMs,
     },
     pool: {
       min: Math.min(o.maxIdleConnections, o.maxOpenConnections),
@@ -55,7 +78,7 @@ export const mysqlDialect: Dialect = {
         conn: { query(sql: string, values: unknown[], cb: (err: Error | null) => void): void },
         done: (err: Error | null, conn: unknown) => void,
       ) => {
-        conn.query('SET NAMES ? COLLATE ?', [o.charset, o.collation], (err) => done(err, conn));
+        conn.query(sessionSettings(o), [o.charset, o.collation], (err) => done(err, conn));
       },
     },
   }),

@@ -13,21 +13,31 @@ import { insertRows } from './postgres-insert.ts';
 
 /**
  * The server going away: shutting down (57P01 admin, 57P02 crash), not yet accepting connections while it
- * starts or recovers (57P03), or a connection exception (class 08); node-postgres reports a socket closed
- * under it by message only.
+ * starts or recovers (57P03), a connection exception (class 08), or the session it ended because its
+ * transaction sat idle (25P03: this node was cut off mid-transaction). node-postgres says the rest by message
+ * only: its connect timeout (`timeout expired`, the cause of `Connection terminated due to connection
+ * timeout`), a socket closed under it (`Connection terminated unexpectedly`), a query on a client whose
+ * connection failed, and its own read timeout.
  */
 const isUnavailable = unavailableWhen(
-  ['57P01', '57P02', '57P03', '08000', '08001', '08003', '08004', '08006'],
-  [/Connection terminated/],
+  ['57P01', '57P02', '57P03', '08000', '08001', '08003', '08004', '08006', '25P03'],
+  [/^timeout expired$/, /Connection terminated/, /not queryable/, /^Query read timeout$/],
 );
 
 /** SQLSTATEs after which the transaction is aborted and may simply run again. */
 const RETRY_STATES = new Map<unknown, RetryReason>([
   ['40P01', 'deadlock'],
   ['40001', 'serialization'],
+  ['55P03', 'lock_timeout'],
 ]);
 
-/** node-postgres's connection settings, for the pool and for the change feed's own connection alike. */
+/**
+ * node-postgres's connection settings, for the pool and for the change feed's own connection alike. The
+ * session timeouts bound what a node cut off from the server holds there (docs/engine.md, "Faults"): the
+ * server ends its session once its transaction has waited `idle_transaction_timeout` for a statement that
+ * cannot arrive, and others wait at most `lock_timeout` for its locks, then run again. TCP keepalive lets
+ * either end find a dead peer of an idle connection.
+ */
 const connectionOf = (o: DbOptions) => ({
   host: o.host,
   port: o.port,
@@ -35,6 +45,10 @@ const connectionOf = (o: DbOptions) => ({
   password: o.password,
   database: o.schema,
   connectionTimeoutMillis: o.dialTimeoutMs,
+  idle_in_transaction_session_timeout: o.idleTransactionTimeoutMs,
+  lock_timeout: o.lockTimeoutMs,
+  keepAlive: true,
+  keepAliveInitialDelayMillis: o.idleTransactionTimeoutMs,
 });
 
 export const postgresDialect: Dialect = {

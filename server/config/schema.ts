@@ -210,6 +210,12 @@ export const configSchema = z
         max_connection_life_time: duration('30s').describe('idle connections older than this are closed'),
         read_timeout: duration('10s').describe('ClickHouse: a statement whose answer takes longer fails'),
         dial_timeout: duration('10s').describe('a connection not established within this fails'),
+        idle_transaction_timeout: duration('10s').describe(
+          'PostgreSQL, MariaDB: the server ends a session whose transaction waits longer for its next statement (a node cut off mid-transaction), freeing its locks',
+        ),
+        lock_timeout: duration('10s').describe(
+          'PostgreSQL, MySQL: a statement waiting longer for a row lock fails and runs again',
+        ),
         max_execution_time: duration('60s').describe('ClickHouse: the server stops a statement running longer'),
         enable_compression: bool(true).describe('ClickHouse: gzip request and response bodies'),
       })

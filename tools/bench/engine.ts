@@ -220,6 +220,8 @@ function pgOptions(url: string, driver: DbOptions['driver'] = 'postgres'): DbOpt
     connectionLifetimeMs: 30_000,
     readTimeoutMs: 10_000,
     dialTimeoutMs: 10_000,
+    idleTransactionTimeoutMs: 10_000,
+    lockTimeoutMs: 10_000,
     maxExecutionTimeMs: 60_000,
     compression: false,
   };
