@@ -17,7 +17,7 @@ export class Leases {
     private readonly core: EngineCore,
     private readonly outcomes: Outcomes,
   ) {
-    this.watch = new LeaseWatch(core.config.leaseTtlMs, (run) => {
+    this.watch = new LeaseWatch(core.config.leaseTtlMs * core.config.leaseAbortAt, (run) => {
       if (!run.finishing) outcomes.detach(run, 'lease could not be renewed', true);
     });
   }

@@ -69,6 +69,8 @@ export interface EngineLogger {
 export interface EngineConfig {
   leaseTtlMs: number;
   leaseRenewIntervalMs: number;
+  /** The fraction of the lease after which a run whose renewals fail is aborted (`task.lease_abort_at`). */
+  leaseAbortAt: number;
   reaperIntervalMs: number;
   pollIntervalMs: number;
   retryBackoffBaseMs: number;

@@ -57,6 +57,7 @@ export async function assembleTasks({
     config: {
       leaseTtlMs: t.lease_ttl,
       leaseRenewIntervalMs: t.lease_renew_interval,
+      leaseAbortAt: t.lease_abort_at,
       reaperIntervalMs: t.reaper_interval,
       pollIntervalMs: t.poll_interval,
       retryBackoffBaseMs: t.retry_backoff_base,

@@ -323,6 +323,9 @@ describe('config: mistakes are one line naming the key', () => {
     ['rate_limit:\n  enabled: maybe\n', 'rate_limit.enabled', /true or false/],
     ['server:\n  write_timeout: forever\n', 'server.write_timeout', /duration/],
     ['oauth:\n  providers: github\n', 'oauth.providers', /list/],
+    ['task:\n  lease_abort_at: 1.5\n', 'task.lease_abort_at', /between 0 and 1/],
+    ['task:\n  lease_abort_at: soon\n', 'task.lease_abort_at', /between 0 and 1/],
+    ['task:\n  lease_ttl: 4s\n  lease_renew_interval: 3s\n', 'task.lease_renew_interval', /lease_ttl × lease_abort_at/],
   ];
   for (const [yaml, key, allowed] of cases) {
     test(`${yaml.trim().replace(/\n\s*/g, ' ')} → names ${key} and what is allowed`, () => {

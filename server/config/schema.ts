@@ -213,8 +213,8 @@ export const configSchema = z
         idle_transaction_timeout: duration('10s').describe(
           'PostgreSQL, MariaDB: the server ends a session whose transaction waits longer for its next statement (a node cut off mid-transaction), freeing its locks',
         ),
-        lock_timeout: duration('10s').describe(
-          'PostgreSQL, MySQL: a statement waiting longer for a row lock fails and runs again',
+        lock_timeout: duration('15s').describe(
+          'PostgreSQL, MySQL: a statement waiting longer for a row lock fails and runs again (keep it above idle_transaction_timeout)',
         ),
         max_execution_time: duration('60s').describe('ClickHouse: the server stops a statement running longer'),
         enable_compression: bool(true).describe('ClickHouse: gzip request and response bodies'),
@@ -286,12 +286,25 @@ export const configSchema = z
       .object({
         lease_ttl: duration('30s').describe('how long a task claim holds without renewal'),
         lease_renew_interval: duration('10s').describe('how often a node renews the claims of its running tasks'),
+        lease_abort_at: z.coerce
+          .number({ error: 'must be a number between 0 and 1' })
+          .gt(0, 'must be a number between 0 and 1')
+          .lt(1, 'must be a number between 0 and 1')
+          .default(0.75)
+          .describe(
+            'fraction of lease_ttl after its last renewal was sent at which a run whose renewals fail is aborted (the rest is its time to stop before another node may take the task)',
+          ),
         reaper_interval: duration('15s').describe('how often each node looks for expired claims'),
         poll_interval: duration('1s').describe('fallback poll for claimable tasks'),
         retry_backoff_base: duration('1s').describe('first automatic retry delay, doubled each time'),
         retry_backoff_max: duration('5m').describe('longest automatic retry delay'),
       })
       .strict()
+      // A renewal due later than the abort point would stop healthy runs between two renewals.
+      .refine((t) => t.lease_renew_interval < t.lease_ttl * t.lease_abort_at, {
+        path: ['lease_renew_interval'],
+        message: 'must be shorter than lease_ttl × lease_abort_at',
+      })
       .prefault({}),
     events: z
       .object({

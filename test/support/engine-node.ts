@@ -36,6 +36,7 @@ export class TestSettings implements EngineSettings {
 export const FAST: Omit<EngineConfig, 'fileUploadPath'> = {
   leaseTtlMs: 2000,
   leaseRenewIntervalMs: 500,
+  leaseAbortAt: 0.75,
   reaperIntervalMs: 300,
   pollIntervalMs: 200,
   retryBackoffBaseMs: 50,

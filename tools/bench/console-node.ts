@@ -40,6 +40,7 @@ export async function openConsoleNode(options: DbOptions): Promise<ConsoleNode> 
     config: {
       leaseTtlMs: 30_000,
       leaseRenewIntervalMs: 10_000,
+      leaseAbortAt: 0.75,
       reaperIntervalMs: 15_000,
       pollIntervalMs: 1000,
       retryBackoffBaseMs: 1000,

@@ -221,7 +221,7 @@ function pgOptions(url: string, driver: DbOptions['driver'] = 'postgres'): DbOpt
     readTimeoutMs: 10_000,
     dialTimeoutMs: 10_000,
     idleTransactionTimeoutMs: 10_000,
-    lockTimeoutMs: 10_000,
+    lockTimeoutMs: 15_000,
     maxExecutionTimeMs: 60_000,
     compression: false,
   };
