@@ -27,7 +27,8 @@ for (const lane of lanes().filter((l) => l.name === 'postgres' || l.name === 'my
     let db: Database;
     before(async () => {
       proxy = await startTcpProxy({ host: database.host!, port: Number(database.port) });
-      db = openTestDatabase({ ...database, host: proxy.host, port: proxy.port, dial_timeout: '300ms' });
+      // Long enough for a connection to a loaded server, which each test opens before it cuts the link.
+      db = openTestDatabase({ ...database, host: proxy.host, port: proxy.port, dial_timeout: '1s' });
     });
     after(async () => {
       proxy.set('reset');
