@@ -7,6 +7,7 @@ import { pruneTaskEvents } from '../db/repositories/task-events.ts';
 import { Subscription, type TaskEvent } from '../routers/task-events/subscription.ts';
 import { frames } from '../server/http/task-events-route.ts';
 import { lanes, startConsole, type TestConsole } from './support/harness.ts';
+import { unique } from './support/identity.ts';
 import { openSse, type SseStream } from './support/sse.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -271,6 +272,145 @@ for (const lane of lanes()) {
       assert.ok(performance.now() - t0 < 2000);
     });
 
+    /** An organization with a role of `permissions` there, and `user` a member holding it. */
+    const orgWithMember = async (userId: string, permissions: string[]) => {
+      const org = await t.request('POST', '/api/organizations', { token: admin, body: { name: `org-${unique()}` } });
+      assert.equal(org.status, 201, org.text);
+      const orgId = org.body.data.id as string;
+      const role = await t.request('POST', '/api/roles', {
+        token: admin,
+        body: { name: `role-${unique()}`, permissions, org_id: orgId },
+      });
+      assert.equal(role.status, 201, role.text);
+      const roleIds = permissions.length ? [role.body.data.id as string] : [];
+      const member = await t.request('PUT', `/api/organizations/${orgId}/members`, {
+        token: admin,
+        body: { user_id: userId, role_ids: roleIds },
+      });
+      assert.equal(member.status, 200, member.text);
+      return { orgId, roleId: role.body.data.id as string };
+    };
+    /** The tRPC subscription's own stream, as httpSubscriptionLink opens it. */
+    const openTrpc = async (input: Record<string, unknown>, headers: Record<string, string>) => {
+      const s = await openSse(`${base}/trpc/tasks.events?input=${encodeURIComponent(JSON.stringify(input))}`, headers);
+      streams.push(s);
+      return s;
+    };
+    const endsWithin2s = (s: SseStream, what: string) =>
+      Promise.race([s.ended, sleep(2000).then(() => assert.fail(`${what}: not closed within 2 s`))]);
+    /** A tRPC stream answers its errors as a `serialized-error` event (its HTTP status is 200 already). */
+    const trpcError = async (s: SseStream) =>
+      (await s.next((e) => typeof e.data?.appCode === 'string', 5000, 'tRPC error')).data as {
+        appCode: string;
+        message: string;
+      };
+    /** Both streams show a task of `userId` created in `orgId` (so they are open, in that organization). */
+    const bothShow = async (userId: string, orgId: string, ...opened: SseStream[]) => {
+      const task = (await t.c.engine.create({ type: 'never-runs', creatorId: userId, orgId }))!;
+      for (const s of opened) await s.next((e) => e.data?.task?.id === task.id, 5000, 'a task of the organization');
+    };
+
+    test('X-Scope-OrgID and org_id that disagree answer 400 E4001 naming org_id, on both transports', async () => {
+      const u = await t.userWith([]);
+      const a = await orgWithMember(u.id, ['task:list']);
+      const b = await orgWithMember(u.id, []);
+      const inA = { ...bearer(u.token), 'X-Scope-OrgID': a.orgId };
+      const sse = await open(`?org_id=${b.orgId}`, inA);
+      assert.equal(sse.status, 400, JSON.stringify(sse.body));
+      assert.equal(sse.body.code, 'E4001');
+      assert.match(sse.body.err, /^org_id: /);
+      const error = await trpcError(await openTrpc({ org_id: b.orgId }, inA));
+      assert.equal(error.appCode, 'E4001', JSON.stringify(error));
+      assert.match(error.message, /^org_id: /);
+      // Agreeing (whatever the case of the id) is the one organization, whose permissions count.
+      const same = await open(`?org_id=${a.orgId.toUpperCase()}`, inA);
+      assert.equal(same.status, 200, JSON.stringify(same.body));
+      await bothShow(u.id, a.orgId, same, await openTrpc({ org_id: a.orgId.toUpperCase() }, inA));
+    });
+
+    test('a stream’s permission is the organization in use: org_id alone counts that organization’s roles only', async () => {
+      const u = await t.userWith([]);
+      const a = await orgWithMember(u.id, ['task:list']);
+      const b = await orgWithMember(u.id, []);
+      const sse = await open(`?org_id=${a.orgId}`, bearer(u.token));
+      assert.equal(sse.status, 200, JSON.stringify(sse.body));
+      await bothShow(u.id, a.orgId, sse, await openTrpc({ org_id: a.orgId }, bearer(u.token)));
+      for (const input of [{ org_id: b.orgId }, {}]) {
+        const refused = await open(input.org_id ? `?org_id=${input.org_id}` : '', bearer(u.token));
+        assert.equal(refused.status, 403, `SSE ${JSON.stringify(input)}: ${JSON.stringify(refused.body)}`);
+        const error = await trpcError(await openTrpc(input, bearer(u.token)));
+        assert.equal(error.appCode, 'E4031', `tRPC ${JSON.stringify(input)}`);
+      }
+    });
+
+    test('a stream ends within 2 s when its user loses task:list: a role edited, roles replaced, a membership changed', async () => {
+      const role = await t.request('POST', '/api/roles', {
+        token: admin,
+        body: { name: `role-${unique()}`, permissions: ['task:list', 'task:view'] },
+      });
+      assert.equal(role.status, 201, role.text);
+      const roleId = role.body.data.id as string;
+      const other = await t.request('POST', '/api/roles', {
+        token: admin,
+        body: { name: `role-${unique()}`, permissions: ['task:view'] },
+      });
+      const name = unique();
+      const created = await t.request('POST', '/api/users', {
+        token: admin,
+        body: { username: name, email: `${name}@example.test`, password: 'password-1', role_ids: [roleId] },
+      });
+      assert.equal(created.status, 201, created.text);
+      const userId = created.body.data.id as string;
+      const login = await t.request('POST', '/api/auth/login', { body: { username: name, password: 'password-1' } });
+      const token = login.body.data.token as string;
+      const pair = async () => {
+        const s = await open('', bearer(token));
+        const r = await openTrpc({}, bearer(token));
+        assert.equal(s.status, 200, JSON.stringify(s.body));
+        const task = (await t.c.engine.create({ type: 'never-runs', creatorId: userId }))!;
+        for (const x of [s, r]) await x.next(taskEvent(task.id));
+        return [s, r] as const;
+      };
+
+      // The role loses the permission.
+      let [sse, trpc] = await pair();
+      const keep = await open('', bearer(admin));
+      let res = await t.request('PUT', `/api/roles/${roleId}`, { token: admin, body: { permissions: ['task:view'] } });
+      assert.equal(res.status, 200, res.text);
+      await Promise.all([endsWithin2s(sse, 'SSE, role edited'), endsWithin2s(trpc, 'tRPC, role edited')]);
+      const refused = await open('', bearer(token));
+      assert.equal(refused.status, 403);
+
+      // The user's roles are replaced by one without it.
+      res = await t.request('PUT', `/api/roles/${roleId}`, { token: admin, body: { permissions: ['task:list'] } });
+      assert.equal(res.status, 200, res.text);
+      [sse, trpc] = await pair();
+      const body = { role_ids: [other.body.data.id] };
+      res = await t.request('PUT', `/api/users/${userId}`, { token: admin, body });
+      assert.equal(res.status, 200, res.text);
+      await Promise.all([endsWithin2s(sse, 'SSE, roles replaced'), endsWithin2s(trpc, 'tRPC, roles replaced')]);
+
+      // Held in an organization only: the membership loses the role there.
+      const org = await orgWithMember(userId, ['task:list']);
+      const inOrg = await open('', { ...bearer(token), 'X-Scope-OrgID': org.orgId });
+      const inOrgTrpc = await openTrpc({ org_id: org.orgId }, bearer(token));
+      assert.equal(inOrg.status, 200, JSON.stringify(inOrg.body));
+      await bothShow(userId, org.orgId, inOrg, inOrgTrpc);
+      res = await t.request('PUT', `/api/organizations/${org.orgId}/members`, {
+        token: admin,
+        body: { user_id: userId, role_ids: [] },
+      });
+      assert.equal(res.status, 200, res.text);
+      await Promise.all([
+        endsWithin2s(inOrg, 'SSE, membership changed'),
+        endsWithin2s(inOrgTrpc, 'tRPC, membership changed'),
+      ]);
+      // Streams whose user keeps the permission stay open.
+      await sleep(200);
+      const task = (await t.c.engine.create({ type: 'never-runs' }))!;
+      await keep.next(taskEvent(task.id));
+    });
+
     test('tasks.events through the real tRPC client: tracked ids, and resume from the last one', async () => {
       const url = `${base}/trpc`;
       const authed: typeof fetch = (input, init) =>
@@ -357,11 +497,12 @@ for (const lane of lanes().filter((l) => l.name === 'postgres' || l.name === 'my
     let a: TestConsole;
     let b: TestConsole;
     let s: SseStream;
+    let port: number;
 
     before(async () => {
       a = await startConsole(lane);
       b = await startConsole(lane, { database: a.database }, {}, { keepTables: true });
-      const { port } = await a.c.listen();
+      ({ port } = await a.c.listen());
       s = await openSse(`http://127.0.0.1:${port}/api/tasks/events`, { authorization: `Bearer ${await a.login()}` });
       assert.equal(s.status, 200);
     });
@@ -369,6 +510,40 @@ for (const lane of lanes().filter((l) => l.name === 'postgres' || l.name === 'my
       s?.close();
       await b?.close();
       await a?.close();
+    });
+
+    test('a stream on node A ends within 2 s when its user loses task:list through node B', async () => {
+      const token = await a.login();
+      const role = await a.request('POST', '/api/roles', {
+        token,
+        body: { name: `role-${unique()}`, permissions: ['task:list'] },
+      });
+      assert.equal(role.status, 201, role.text);
+      const name = unique();
+      const user = await a.request('POST', '/api/users', {
+        token,
+        body: { username: name, email: `${name}@example.test`, password: 'password-1', role_ids: [role.body.data.id] },
+      });
+      assert.equal(user.status, 201, user.text);
+      const login = await a.request('POST', '/api/auth/login', { body: { username: name, password: 'password-1' } });
+      const headers = { authorization: `Bearer ${login.body.data.token}` };
+      const base = `http://127.0.0.1:${port}`;
+      const sse = await openSse(`${base}/api/tasks/events`, headers);
+      const trpc = await openSse(`${base}/trpc/tasks.events`, headers);
+      try {
+        const task = (await a.c.engine.create({ type: 'never-runs', creatorId: user.body.data.id }))!;
+        for (const x of [sse, trpc]) await x.next((e) => e.data?.task?.id === task.id);
+        const body = { permissions: ['task:view'] };
+        const edited = await b.request('PUT', `/api/roles/${role.body.data.id}`, { token: await b.login(), body });
+        assert.equal(edited.status, 200, edited.text);
+        await Promise.race([
+          Promise.all([sse.ended, trpc.ended]),
+          sleep(2000).then(() => assert.fail('not closed within 2 s')),
+        ]);
+      } finally {
+        sse.close();
+        trpc.close();
+      }
     });
 
     test('a task running on node B is seen by a stream on node A, each status soon after B wrote it', async () => {

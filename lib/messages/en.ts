@@ -37,6 +37,7 @@ export const en = {
   'validation.integer': 'must be a whole number',
   'validation.boolean': 'must be true or false',
   'validation.invalid': 'is invalid',
+  'validation.same_org': 'must name the same organization as {other}',
   'validation.username': 'must be 3 to 32 letters or digits, with _ . - allowed inside',
 
   'auth.missing_token': 'missing bearer token',

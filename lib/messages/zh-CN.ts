@@ -39,6 +39,7 @@ export const zhCN: Catalogue = {
   'validation.integer': '必须是整数',
   'validation.boolean': '必须是 true 或 false',
   'validation.invalid': '无效',
+  'validation.same_org': '必须与 {other} 指定同一个组织',
   'validation.username': '必须是 3 到 32 个字母或数字，中间可包含 _ . -',
 
   'auth.missing_token': '缺少 Bearer 令牌',

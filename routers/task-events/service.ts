@@ -4,12 +4,12 @@ import type { ChangeFeed } from '../../db/change-feed.ts';
 import type { Database } from '../../db/database.ts';
 import { insertEventTicket, redeemEventTicket } from '../../db/repositories/event-tickets.ts';
 import type { EngineLogger } from '../../engine/types.ts';
-import { AppError, ForbiddenError, TooManyRequestsError, UnauthorizedError } from '../../lib/errors.ts';
+import { AppError, fieldError, ForbiddenError, TooManyRequestsError, UnauthorizedError } from '../../lib/errors.ts';
 import { ROLES_CHANNEL, SESSIONS_CHANNEL, USERS_CHANNEL } from '../auth/identity.ts';
 import type { AuthService } from '../auth/service.ts';
 import { sha256 } from '../auth/email-tokens.ts';
 import type { Caller } from '../common/context.ts';
-import type { OrgScopes } from '../organizations/scope.ts';
+import { ORG_HEADER, ORGS_CHANNEL, type OrgScopes } from '../organizations/scope.ts';
 import type { TaskEventHub } from './hub.ts';
 import type { Subscription } from './subscription.ts';
 
@@ -18,14 +18,18 @@ export const EVENTS_PERMISSION = 'task:list';
 const TICKET_TTL_MS = 60_000;
 /** Open streams check their session again this often too (expiry, idle timeout), beside every change of it. */
 const RECHECK_EVERY_MS = 15_000;
+/** The channels whose changes can end a session or take the permission away: streams are checked again on each. */
+const RECHECKED_ON = [SESSIONS_CHANNEL, USERS_CHANNEL, ROLES_CHANNEL, ORGS_CHANNEL];
 
 export type Transport = 'sse' | 'trpc';
 
 export interface StreamRequest {
   taskId?: string;
-  /** An organization the request names and the caller has not entered yet (`org_id`, or X-Scope-OrgID on REST). */
+  /** `org_id` of the input or query: the organization whose tasks the stream shows. */
   org?: string;
-  /** The organization the request already acts in (entered by the permission middleware); `org` overrides it. */
+  /** `X-Scope-OrgID` as sent, where the edge has not entered it (the REST stream). */
+  orgHeader?: string;
+  /** The organization the permission middleware entered from `X-Scope-OrgID` (/trpc); the requester acts in it. */
   orgId?: string;
   lastEventId?: string;
 }
@@ -34,9 +38,14 @@ interface OpenStream {
   sub: Subscription;
   userId: string;
   sessionId: string;
+  /** The organization it shows, whose roles grant (or no longer grant) the permission. */
+  orgId: string | undefined;
   /** Opened by an administrator, so it shows every user's tasks. */
   admin: boolean;
 }
+
+/** Whether `caller` may hold a stream: every permission comes from their global roles and the organization in use. */
+const mayStream = (caller: Caller) => caller.isAdmin || caller.permissions.has(EVENTS_PERMISSION);
 
 export function createEventMetrics(registry: Registry) {
   const registers = [registry];
@@ -57,8 +66,9 @@ export function createEventMetrics(registry: Registry) {
 }
 
 /**
- * Live task events for callers: tickets for browsers, the per-user stream limit, and the session check that
- * ends a stream within the change feed's delay once its session ends (logout, user disabled or deleted).
+ * Live task events for callers: tickets for browsers, the per-user stream limit, and the check that ends a stream
+ * within the change feed's delay once its session ends (logout, user disabled or deleted) or its user no longer
+ * holds `task:list` where the stream acts (a role, the user's roles or a membership changed).
  */
 export class TaskEventService {
   readonly metrics: ReturnType<typeof createEventMetrics>;
@@ -88,7 +98,7 @@ export class TaskEventService {
     this.deps.hub.start();
     // After the identity caches (built earlier) have dropped what changed, so the check reads it afresh.
     this.unsubscribe = this.deps.feed.subscribe((channel) => {
-      if (channel === SESSIONS_CHANNEL || channel === USERS_CHANNEL || channel === ROLES_CHANNEL) void this.recheck();
+      if (RECHECKED_ON.includes(channel)) void this.recheck();
     });
     this.timer = setInterval(() => void this.recheck(), RECHECK_EVERY_MS).unref();
   }
@@ -124,12 +134,8 @@ export class TaskEventService {
    * caller's membership there is checked; 403 without the permission, 429 past the limit.
    */
   async open(requester: Caller, req: StreamRequest, transport: Transport): Promise<Subscription> {
-    const { caller, orgId } =
-      req.org === undefined
-        ? { caller: requester, orgId: req.orgId }
-        : await this.deps.orgScopes.enter(requester, req.org);
-    if (!caller.isAdmin && !caller.permissions.has(EVENTS_PERMISSION))
-      throw new ForbiddenError('auth.missing_permission', { code: EVENTS_PERMISSION });
+    const { caller, orgId } = await this.scope(requester, req);
+    if (!mayStream(caller)) throw new ForbiddenError('auth.missing_permission', { code: EVENTS_PERMISSION });
     const max = this.deps.maxStreamsPerUser;
     const count = this.perUser.get(caller.id) ?? 0;
     if (count >= max) throw new TooManyRequestsError('task.events_too_many', { max });
@@ -149,7 +155,7 @@ export class TaskEventService {
       release();
       throw error;
     }
-    const stream: OpenStream = { sub, userId: caller.id, sessionId: caller.sessionId, admin: caller.isAdmin };
+    const stream: OpenStream = { sub, userId: caller.id, sessionId: caller.sessionId, orgId, admin: caller.isAdmin };
     this.streams.add(stream);
     this.metrics.open.inc({ transport });
     sub.whenClosed(() => {
@@ -160,7 +166,24 @@ export class TaskEventService {
     return sub;
   }
 
-  /** Checks every open stream's session and user again; ends the streams whose session ended. */
+  /**
+   * The one organization a stream acts in, and the caller with that organization's permissions only: the header
+   * and `org_id` name the same one or the request is refused (400 naming `org_id`), so a permission held in
+   * one organization never opens a stream of another.
+   */
+  private async scope(requester: Caller, req: StreamRequest): Promise<{ caller: Caller; orgId?: string }> {
+    const entered =
+      req.orgId === undefined && req.orgHeader !== undefined
+        ? await this.deps.orgScopes.enter(requester, req.orgHeader)
+        : { caller: requester, orgId: req.orgId };
+    if (req.org === undefined) return entered;
+    if (entered.orgId === undefined) return this.deps.orgScopes.enter(requester, req.org);
+    if (req.org.toLowerCase() !== entered.orgId)
+      throw fieldError('org_id', 'validation.same_org', { other: ORG_HEADER });
+    return entered;
+  }
+
+  /** Checks every open stream's session, user and permission again; ends the streams no longer allowed. */
   private async recheck(): Promise<void> {
     if (this.checking) {
       this.checkAgain = true;
@@ -179,11 +202,14 @@ export class TaskEventService {
 
   private async check(stream: OpenStream): Promise<void> {
     try {
-      const caller = await this.deps.auth.authenticateSession(stream.userId, stream.sessionId);
+      const user = await this.deps.auth.authenticateSession(stream.userId, stream.sessionId);
+      const { caller } =
+        stream.orgId === undefined ? { caller: user } : await this.deps.orgScopes.enter(user, stream.orgId);
       // An administrator who is one no longer would still see every task.
-      if (stream.admin && !caller.isAdmin) stream.sub.close('session');
+      if (!mayStream(caller) || (stream.admin && !caller.isAdmin)) stream.sub.close('forbidden');
     } catch (error) {
-      if (error instanceof AppError && error.status === 401) stream.sub.close('session');
+      // 401: the session or user ended; 403 or 404: the membership or the organization did.
+      if (error instanceof AppError && [401, 403, 404].includes(error.status)) stream.sub.close('session');
       else this.deps.logger.warn({ err: error }, 'checking a task event stream’s session failed');
     }
   }

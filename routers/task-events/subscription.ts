@@ -28,8 +28,11 @@ export class Subscription implements AsyncIterable<TaskEvent> {
   private held: TaskEvent[] = [];
   private wake: (() => void) | undefined;
   private ended = false;
-  /** Why it ended, when it did: the client went, the session ended, it fell behind, or the node is stopping. */
-  reason: 'closed' | 'session' | 'overflowed' | 'shutdown' | undefined;
+  /**
+   * Why it ended, when it did: the client went, the session ended, the user lost the permission, it fell behind,
+   * or the node is stopping.
+   */
+  reason: 'closed' | 'session' | 'forbidden' | 'overflowed' | 'shutdown' | undefined;
   private readonly onEnd = new Set<() => void>();
   private readonly sent = lruCache<string, Sent>(REMEMBERED);
 

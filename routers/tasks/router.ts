@@ -143,7 +143,9 @@ export const tasksRouter = router({
 
   // Server-sent events for tRPC's httpSubscriptionLink; the REST stream is GET /tasks/events
   // (server/http/task-events-route.ts). Each event is tracked by its id, so the client resumes after it.
-  events: requirePermission(EVENTS_PERMISSION)
+  // The service checks the permission, in the organization the stream acts in (X-Scope-OrgID or org_id).
+  events: authedProcedure
+    .meta({ permission: EVENTS_PERMISSION })
     .input(taskEventsInput)
     .subscription(async function* ({ ctx, input, signal }) {
       const events = ctx.services.taskEvents;

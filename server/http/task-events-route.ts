@@ -58,7 +58,8 @@ export function registerTaskEventRoutes(api: FastifyInstance, services: Services
       caller,
       {
         taskId: q.task_id,
-        org: req.orgHeader ?? q.org_id,
+        org: q.org_id,
+        orgHeader: req.orgHeader,
         lastEventId: typeof header === 'string' ? header : q.last_event_id,
       },
       'sse',
@@ -89,7 +90,7 @@ export const taskEventRouteDocs = {
       tags: ['Tasks'],
       summary: 'Live task events (server-sent events): every change of a task the caller may see',
       description:
-        '`text/event-stream` of the tasks the caller may see (as `GET /tasks`: administrators every task, others their own; `X-Scope-OrgID` or `org_id` one organization\'s), each change as `id: <event id>` and `data: {"id", "task"}`, where `task` is what `GET /tasks/{id}` answers: created, each status change, and progress (at most 4 a second per task). The stream starts with the current state of the visible tasks that are pending, running or finished in the last 24 hours, or, with `Last-Event-ID` (header) or `last_event_id` still within the 15-minute retention, with every event since that id. `: ping` comments every 15 s. Authenticated by the bearer token or by a `ticket` from `POST /tasks/events/ticket` (for EventSource, which sends no headers). Ends when the session does. README "Live task events".',
+        '`text/event-stream` of the tasks the caller may see (as `GET /tasks`: administrators every task, others their own; `X-Scope-OrgID` or `org_id` one organization\'s), each change as `id: <event id>` and `data: {"id", "task"}`, where `task` is what `GET /tasks/{id}` answers: created, each status change, and progress (at most 4 a second per task). The stream starts with the current state of the visible tasks that are pending, running or finished in the last 24 hours, or, with `Last-Event-ID` (header) or `last_event_id` still within the 15-minute retention, with every event since that id. `: ping` comments every 15 s. Authenticated by the bearer token or by a `ticket` from `POST /tasks/events/ticket` (for EventSource, which sends no headers). Ends when the session does, or when the caller no longer holds `task:list` (globally or in the organization in use). README "Live task events".',
       parameters: [
         queryParameter('ticket', 'A single-use ticket from `POST /tasks/events/ticket`, instead of the bearer token', {
           type: 'string',
@@ -100,10 +101,14 @@ export const taskEventRouteDocs = {
           type: 'string',
           format: 'uuid',
         }),
-        queryParameter('org_id', 'Only this organization’s tasks (as `X-Scope-OrgID`, which browsers cannot send)', {
-          type: 'string',
-          format: 'uuid',
-        }),
+        queryParameter(
+          'org_id',
+          'Only this organization’s tasks (as `X-Scope-OrgID`, which browsers cannot send; with both, the same id)',
+          {
+            type: 'string',
+            format: 'uuid',
+          },
+        ),
         queryParameter('last_event_id', 'Resume after this event id (as the `Last-Event-ID` header)', {
           type: 'string',
           maxLength: 32,
@@ -136,11 +141,15 @@ export const taskEventRouteDocs = {
             },
           },
         },
-        '400': errorResponse('E4001: an invalid query parameter, named'),
+        '400': errorResponse(
+          'E4001: an invalid query parameter, named; `org_id` naming another organization than `X-Scope-OrgID`',
+        ),
         '401': errorResponse(
           'E4011: no token and no ticket, or an invalid, used or expired ticket; E4012: the user is deleted, disabled or locked',
         ),
-        '403': errorResponse('E4031: the caller lacks `task:list`'),
+        '403': errorResponse(
+          'E4031: the caller lacks `task:list` (globally or in the organization in use), or is not a member of it',
+        ),
         '429': errorResponse('E4291: `events.max_streams_per_user` streams of this user are open on this node'),
       },
     },
