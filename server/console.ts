@@ -222,7 +222,7 @@ async function assemble(
     users,
     roles: new RoleService(db, identities, permissions, audit, new FeedCache(feed, [ROLES_CHANNEL], config.cache.size)),
     orgScopes,
-    idempotencyKeys: new IdempotencyKeys(db),
+    idempotencyKeys: new IdempotencyKeys(db, config.quota.idempotency_keys_per_day),
     organizations: new OrganizationService(
       db,
       orgScopes,

@@ -16,6 +16,7 @@ import type { EngineSettings, TaskTracer } from '../engine/types.ts';
 import type { AuditWriter } from '../routers/audit/writer.ts';
 import { FileService } from '../routers/files/service.ts';
 import { ScheduleService } from '../routers/schedules/service.ts';
+import { UserTaskQuota } from '../routers/tasks/quota.ts';
 import { TaskService } from '../routers/tasks/service.ts';
 import { userExportRunner, USER_EXPORT_TYPE } from '../routers/user-export/runner.ts';
 import { UserExportService } from '../routers/user-export/service.ts';
@@ -80,16 +81,17 @@ export async function assembleTasks({
     ],
   });
   engine.register(USER_EXPORT_TYPE, userExportRunner(db), { maxRetries: 1 });
+  const quota = new UserTaskQuota(db, config.quota.active_user_tasks);
   const fileSecret = await getOrCreateSecret(db, 'file_signature_key', randomBytes(32).toString('base64url'));
   return {
     engine,
     scheduler,
     services: {
       engine,
-      tasks: new TaskService(db, engine, audit, config.cache.size),
+      tasks: new TaskService(db, engine, audit, quota, config.cache.size),
       schedules: new ScheduleService(scheduler, audit),
       files: new FileService(engine.artifacts, fileSecret, config.server.root_url),
-      userExport: new UserExportService(engine, audit),
+      userExport: new UserExportService(engine, audit, quota),
     },
   };
 }

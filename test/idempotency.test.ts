@@ -310,3 +310,49 @@ for (const lane of lanes()) {
     });
   });
 }
+
+for (const lane of lanes()) {
+  describe(`Idempotency-Key rows per user and day [${lane.name}]`, () => {
+    let t: TestConsole;
+    before(async () => {
+      t = await startConsole(lane, { quota: { idempotency_keys_per_day: 3 } });
+    });
+    after(async () => t?.close());
+
+    // A cheap mutation any user with task:list may call.
+    const ticket = (token: string, key?: string) =>
+      t.request('POST', '/api/tasks/events/ticket', { token, headers: key ? { [KEY]: key } : {} });
+    const rowsOf = async (userId: string) =>
+      Number((await t.c.db.knex(t.c.db.t.idempotencyKeys).where({ user_id: userId }).count({ n: '*' }))[0]!.n);
+
+    test('beyond quota.idempotency_keys_per_day new keys a user gets 429 E4291 naming the header; repeats still replay', async () => {
+      const u = await t.userWith(['task:list']);
+      const keys = [randomUUID(), randomUUID(), randomUUID()];
+      for (const key of keys) ok(await ticket(u.token, key));
+      assertError(await ticket(u.token, randomUUID()), 429, 'E4291', /^Idempotency-Key: at most 3 new keys/);
+      assert.equal(await rowsOf(u.id), 3);
+      const again = await ticket(u.token, keys[0]);
+      ok(again);
+      assert.equal(replayed(again), 'true');
+      // Without a key nothing is stored, and nothing is limited.
+      ok(await ticket(u.token));
+      // Per user.
+      const other = await t.userWith(['task:list']);
+      ok(await ticket(other.token, randomUUID()));
+      // A day later the rows no longer count, though the clean-up has not deleted them yet.
+      await t.c.db
+        .knex(t.c.db.t.idempotencyKeys)
+        .where({ user_id: u.id })
+        .update({ created_at: t.c.db.dialect.toDbTime(new Date(Date.now() - 86_400_000 - 60_000)) });
+      ok(await ticket(u.token, randomUUID()));
+    });
+
+    test('concurrent new keys of one user store at most the quota', async () => {
+      const u = await t.userWith(['task:list']);
+      const answers = await Promise.all(Array.from({ length: 12 }, () => ticket(u.token, randomUUID())));
+      const statuses = answers.map((r) => r.status).sort();
+      assert.deepEqual(statuses, [200, 200, 200, ...Array(9).fill(429)], JSON.stringify(statuses));
+      assert.equal(await rowsOf(u.id), 3);
+    });
+  });
+}

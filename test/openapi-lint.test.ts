@@ -282,6 +282,23 @@ describe('generated OpenAPI document', () => {
     }
   });
 
+  test('the 429 answers name the quotas behind them where they apply', () => {
+    const tooMany = (path: string, method: string) =>
+      String(resolveRef(doc, doc.paths[path][method].responses['429']).description);
+    for (const [path, method] of [
+      ['/authorization/users/export', 'post'],
+      ['/tasks/{id}/retry', 'post'],
+    ] as const)
+      assert.match(tooMany(path, method), /quota\.active_user_tasks/, `${method} ${path}`);
+    assert.doesNotMatch(tooMany('/users', 'post'), /quota\.active_user_tasks/);
+    for (const { key, method, path, op } of ops) {
+      const keyed = method === 'POST' && !path.startsWith('/auth/') && op.security.some((s: Json) => 'bearerAuth' in s);
+      const text = String(resolveRef(doc, op.responses['429']).description);
+      assert.equal(/quota\.idempotency_keys_per_day/.test(text), keyed, `${key}: the Idempotency-Key quota`);
+    }
+    assert.match(String(doc.components.parameters.IdempotencyKey.description), /quota\.idempotency_keys_per_day/);
+  });
+
   test('the file download documents the content types it sends', () => {
     const content = doc.paths['/files/{fileKey}'].get.responses['200'].content as Json;
     assert.deepEqual(Object.keys(content).sort(), [USER_EXPORT_CONTENT_TYPE, 'application/json'].sort());

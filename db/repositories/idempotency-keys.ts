@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { countOf } from '../counts.ts';
 import type { Database } from '../database.ts';
 import { isoFromDb } from '../dialects/index.ts';
 
@@ -18,9 +19,13 @@ export interface KeyClaim {
   requestHash: string;
   claimId: string;
   leaseMs: number;
+  /** At most this many rows of the user created in the last 24 hours: a new key beyond is refused (`full`). */
+  perDay?: number;
 }
 
-export type ClaimResult = { claimed: true } | { claimed: false; stored: StoredKey };
+export type ClaimResult = { claimed: true } | { claimed: false; stored: StoredKey } | { claimed: false; full: true };
+
+const DAY_MS = 86_400_000;
 
 const where = (userId: string, keyHash: string) => ({ user_id: userId, key_hash: keyHash });
 
@@ -63,20 +68,32 @@ function claimRow(db: Database, c: KeyClaim): Record<string, unknown> {
   };
 }
 
+/** Rows of `userId` created (or taken over) since `since`, those the clean-up has not deleted yet included. */
+function countKeysSince(db: Database, userId: string, since: Date): Promise<number> {
+  const rows = db
+    .knex(db.t.idempotencyKeys)
+    .where('user_id', userId)
+    .where('created_at', '>=', db.dialect.toDbTime(since) as Knex.Value);
+  return countOf(db, rows);
+}
+
 /**
  * Claims the key for a request about to run, or answers the row that holds it. The database decides between
  * nodes: the unique key refuses a second insert, and a lapsed row (a claim whose request died, an answer past
  * its 24 hours) is taken over by an UPDATE naming the claim it replaces, which one node wins. On ClickHouse,
- * with no unique keys, this process's lock on the key is what serialises (one process, docs/decisions.md).
+ * with no unique keys, this process's lock is what serialises (one process, docs/decisions.md). The lock is the
+ * user's, not the key's, so that the count of `perDay` and the insert it allows are one step on this node.
  */
 export function claimIdempotencyKey(db: Database, c: KeyClaim): Promise<ClaimResult> {
   const table = db.t.idempotencyKeys;
-  return db.withLock(`${table}:${c.userId}:${c.keyHash}`, async () => {
+  return db.withLock(`${table}:${c.userId}`, async () => {
     // A row deleted by the clean-up between the steps sends the loop round again; it cannot vanish twice
     // without being written in between, which the next round sees.
     for (;;) {
       const stored = await readIdempotencyKey(db, c.userId, c.keyHash);
       if (!stored) {
+        if (c.perDay && (await countKeysSince(db, c.userId, new Date(Date.now() - DAY_MS))) >= c.perDay)
+          return { claimed: false, full: true };
         try {
           await db.knex(table).insert({ ...where(c.userId, c.keyHash), ...claimRow(db, c) });
           return { claimed: true };

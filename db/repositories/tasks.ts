@@ -166,6 +166,17 @@ export async function countPendingTasks(db: Database): Promise<number> {
   return Number(row?.n ?? 0);
 }
 
+/** How many `user` tasks of `userId` are pending or running (not deleted): what a user's task quota counts. */
+export async function countActiveUserTasks(db: Database, userId: string): Promise<number> {
+  await db.tasks.settle();
+  const active = db
+    .knex(db.t.tasks)
+    .where({ creator_id: userId, category: 'user' })
+    .whereIn('status', ['pending', 'running'])
+    .whereNull('deleted_at');
+  return countOf(db, active);
+}
+
 /** Ids of finished (or soft-deleted, not running) tasks older than `before`, for the retention cleanup. */
 export async function expiredTaskIds(db: Database, before: Date, limit: number): Promise<string[]> {
   await db.tasks.settle();

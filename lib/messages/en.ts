@@ -129,6 +129,7 @@ export const en = {
   'task.deleted': 'task deleted',
   'task.events_ticket_invalid': 'ticket: invalid, expired or already used',
   'task.events_too_many': 'at most {max} open event streams per user',
+  'task.quota': 'at most {max} pending or running tasks per user; try again once one of them has finished',
   'schedule.not_found': 'schedule not found',
   'schedule.disabled': 'schedule is disabled',
   'file.not_found': 'file not found',
@@ -160,6 +161,8 @@ export const en = {
   'idempotency.in_progress': 'a request with this key is still running; try again later',
   'idempotency.batch': 'covers one call: send a batch of several calls without it',
   'idempotency.replayed': 'the answer stored for an Idempotency-Key ({code})',
+  'idempotency.quota':
+    'Idempotency-Key: at most {max} new keys per user in 24 hours; send further requests without the header, or later',
 } as const;
 
 export type MessageKey = keyof typeof en;

@@ -128,6 +128,7 @@ export const zhCN: Catalogue = {
   'task.deleted': '任务已删除',
   'task.events_ticket_invalid': 'ticket：无效、已过期或已使用',
   'task.events_too_many': '每个用户最多同时打开 {max} 个事件流',
+  'task.quota': '每个用户最多 {max} 个等待中或运行中的任务；请在其中一个结束后重试',
   'schedule.not_found': '计划不存在',
   'schedule.disabled': '计划已停用',
   'file.not_found': '文件不存在',
@@ -158,4 +159,6 @@ export const zhCN: Catalogue = {
   'idempotency.in_progress': '使用此键的请求仍在执行；请稍后重试',
   'idempotency.batch': '只能用于一个调用：包含多个调用的批量请求请不要携带它',
   'idempotency.replayed': '为 Idempotency-Key 保存的应答（{code}）',
+  'idempotency.quota':
+    'Idempotency-Key：每个用户 24 小时内最多使用 {max} 个新键；请不带该请求头发送后续请求，或稍后再试',
 };

@@ -8,7 +8,7 @@ import {
   type KeyClaim,
   type StoredKey,
 } from '../../db/repositories/idempotency-keys.ts';
-import { AppError, fieldError } from '../../lib/errors.ts';
+import { AppError, fieldError, TooManyRequestsError } from '../../lib/errors.ts';
 import type { MaybePromise } from '../../lib/maybe-async.ts';
 import type { Caller, Context, IdempotencyRequest, RequestInfo } from './context.ts';
 import { toErrorBody } from './error-body.ts';
@@ -31,10 +31,17 @@ const KEY_FORMAT = /^[A-Za-z0-9\-_.:~+/=]{1,255}$/;
 
 /** The `Idempotency-Key` rows, as the middleware claims, finishes and releases them. */
 export class IdempotencyKeys {
-  constructor(private readonly db: Database) {}
+  constructor(
+    private readonly db: Database,
+    /** `quota.idempotency_keys_per_day`: new keys one user may claim in 24 hours (0: no limit). */
+    private readonly perDay = 0,
+  ) {}
 
-  claim(claim: KeyClaim) {
-    return claimIdempotencyKey(this.db, claim);
+  /** Claims the key, or answers the row holding it; a new key past the user's daily quota → 429. */
+  async claim(claim: KeyClaim) {
+    const result = await claimIdempotencyKey(this.db, { ...claim, perDay: this.perDay });
+    if ('full' in result) throw new TooManyRequestsError('idempotency.quota', { max: this.perDay });
+    return result;
   }
 
   finish(userId: string, keyHash: string, claimId: string, response: string, ttlMs: number) {

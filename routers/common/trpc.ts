@@ -31,6 +31,8 @@ export interface Meta {
   successStatus?: number;
   /** Reachable without a token. */
   public?: boolean;
+  /** A quota this route answers 429 E4291 beyond, besides the rate limits (told in the OpenAPI document). */
+  quota?: string;
 }
 
 const TRPC_KEY_BY_STATUS: Record<number, keyof typeof TRPC_ERROR_CODES_BY_KEY> = {

@@ -11,6 +11,7 @@ import {
   taskLogSchema,
   taskLogsInput,
   taskSchema,
+  USER_TASKS_QUOTA,
 } from './schemas.ts';
 
 const tags = ['Tasks'];
@@ -81,6 +82,7 @@ export const tasksRouter = router({
 
   retry: requirePermission('task:retry')
     .meta({
+      quota: `${USER_TASKS_QUOTA} (a user task's creator)`,
       openapi: {
         method: 'POST',
         path: '/tasks/{id}/retry',

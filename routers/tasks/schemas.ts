@@ -21,3 +21,6 @@ export const logBackendSchema = z.object({ id: z.string(), name: z.string() }).m
 export const logBackendList = z.array(logBackendSchema);
 /** The caller's recent tasks for a task indicator. */
 export const recentTasksOutput = z.array(taskSchema);
+
+/** The 429 of routes that add a pending `user` task (told in the OpenAPI document). */
+export const USER_TASKS_QUOTA = 'the user already has `quota.active_user_tasks` pending or running user tasks';

@@ -9,6 +9,7 @@ import type { MaybePromise } from '../../lib/maybe-async.ts';
 import type { AuditAction, AuditWriter } from '../audit/writer.ts';
 import type { Actor, Caller, ListScope } from '../common/context.ts';
 import { offsetOf, page, type Pagination } from '../common/schemas.ts';
+import type { UserTaskQuota } from './quota.ts';
 
 const RECENT_MS = 24 * 3_600_000;
 
@@ -27,6 +28,7 @@ export class TaskService {
     private readonly db: Database,
     private readonly engine: TaskEngine,
     private readonly audit: AuditWriter,
+    private readonly quota: UserTaskQuota,
     cacheSize: number,
   ) {
     this.pages = new ReadCache(db, cacheSize);
@@ -88,8 +90,13 @@ export class TaskService {
     return this.change('cancel', id, actor, () => this.engine.cancel(id));
   }
 
+  /** A `user` task retried is pending again, so it takes a place of its creator's quota like a new one. */
   retry(id: string, actor: Actor): Promise<TaskJson> {
-    return this.change('retry', id, actor, () => this.engine.retry(id));
+    return this.change('retry', id, actor, (before) =>
+      before.category === 'user' && before.creator_id
+        ? this.quota.admit(before.creator_id, () => this.engine.retry(id))
+        : this.engine.retry(id),
+    );
   }
 
   async remove(id: string, actor: Actor): Promise<void> {
@@ -103,10 +110,10 @@ export class TaskService {
     action: AuditAction,
     id: string,
     { caller, req }: Actor,
-    apply: () => Promise<T>,
+    apply: (before: TaskJson) => Promise<T>,
   ): Promise<T> {
     const before = await this.get(caller, id, req.orgId);
-    const after = await apply();
+    const after = await apply(before);
     await this.audit.write({
       action,
       resource_type: 'task',

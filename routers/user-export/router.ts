@@ -1,10 +1,12 @@
 import { taskSchema } from '../tasks/schemas.ts';
 import { requirePermission, router } from '../common/trpc.ts';
+import { USER_TASKS_QUOTA } from '../tasks/schemas.ts';
 import { startUserExportInput } from './schemas.ts';
 
 export const userExportRouter = router({
   start: requirePermission('user:export')
     .meta({
+      quota: USER_TASKS_QUOTA,
       openapi: {
         method: 'POST',
         path: '/authorization/users/export',

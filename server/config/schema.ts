@@ -328,6 +328,17 @@ export const configSchema = z
       })
       .strict()
       .prefault({}),
+    quota: z
+      .object({
+        active_user_tasks: int(10, 0).describe(
+          'pending and running user tasks (exports) one user may have; more → 429 E4291; 0 = no limit',
+        ),
+        idempotency_keys_per_day: int(10_000, 0).describe(
+          'Idempotency-Key rows one user may create in 24 hours; more → 429 E4291; 0 = no limit',
+        ),
+      })
+      .strict()
+      .prefault({}),
     mail: z
       .object({
         template_path: z.string().default('').describe('folder of email templates overriding the built-in ones'),

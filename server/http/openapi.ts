@@ -116,7 +116,7 @@ const PARAMETERS = {
     in: 'header',
     required: false,
     description:
-      'Runs the request once: for 24 hours a repeat by the same user with the same key and body answers the first answer (2xx, or a 4xx other than 401/403/429) without running again, with `Idempotent-Replayed: true`; the key with another body → 400 E4001; a repeat while the first still runs waits for it up to half of `server.write_timeout`, then 400 E4001',
+      'Runs the request once: for 24 hours a repeat by the same user with the same key and body answers the first answer (2xx, or a 4xx other than 401/403/429) without running again, with `Idempotent-Replayed: true`; the key with another body → 400 E4001; a repeat while the first still runs waits for it up to half of `server.write_timeout`, then 400 E4001; a user may claim at most `quota.idempotency_keys_per_day` new keys in 24 hours (429 E4291 beyond)',
     schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[A-Za-z0-9\\-_.:~+/=]+$' },
   },
 };
@@ -136,6 +136,11 @@ const ERROR_RESPONSES: Record<string, string> = {
 };
 /** Any request under /api may meet these, whatever the route. */
 const ANY_ROUTE_ERRORS = ['408', '429', '431', '500', '503'];
+const KEYS_QUOTA = 'a new Idempotency-Key past the user’s `quota.idempotency_keys_per_day` in 24 hours';
+
+/** A route's 429: the rate limits, and the quotas it applies. */
+const tooMany = (meta: Meta, keyed: boolean) =>
+  [ERROR_RESPONSES['429'], meta.quota, keyed ? KEYS_QUOTA : undefined].filter(Boolean).join('; ');
 
 /** Who may call the operation, told in its description (swagger-ui does not show `x-permission`). */
 function access(meta: Meta): string {
@@ -203,7 +208,7 @@ export function buildOpenApiDocument(router: AnyTRPCRouter, opts: { version: str
     };
     for (const [code, description] of Object.entries(ERROR_RESPONSES)) {
       if (route.meta.public && (code === '401' || code === '403')) continue;
-      responses[code] = errorResponse(description);
+      responses[code] = errorResponse(code === '429' ? tooMany(route.meta, keyed) : description);
     }
     op.responses = responses;
     op.description = [route.meta.openapi!.description, access(route.meta)].filter(Boolean).join('\n\n');
