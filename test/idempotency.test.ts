@@ -354,5 +354,33 @@ for (const lane of lanes()) {
       assert.deepEqual(statuses, [200, 200, 200, ...Array(9).fill(429)], JSON.stringify(statuses));
       assert.equal(await rowsOf(u.id), 3);
     });
+
+    test('two nodes store at most the quota + 1 of one user’s concurrent new keys (each counts under its own lock)', async () => {
+      const b = await startConsole(
+        lane,
+        { database: t.database, quota: { idempotency_keys_per_day: 3 } },
+        {},
+        {
+          keepTables: true,
+        },
+      );
+      try {
+        const u = await t.userWith(['task:list']);
+        const answers = await Promise.all(
+          Array.from({ length: 12 }, (_, i) =>
+            (i % 2 ? b : t).request('POST', '/api/tasks/events/ticket', {
+              token: u.token,
+              headers: { [KEY]: randomUUID() },
+            }),
+          ),
+        );
+        assert.ok(answers.every((r) => r.status === 200 || r.body.code === 'E4291'));
+        const rows = await rowsOf(u.id);
+        assert.ok(rows >= 3 && rows <= 4, `${rows} rows`);
+        assert.equal(answers.filter((r) => r.status === 200).length, rows);
+      } finally {
+        await b.close();
+      }
+    });
   });
 }
