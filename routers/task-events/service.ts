@@ -209,7 +209,8 @@ export class TaskEventService {
       if (!mayStream(caller) || (stream.admin && !caller.isAdmin)) stream.sub.close('forbidden');
     } catch (error) {
       // 401: the session or user ended; 403 or 404: the membership or the organization did.
-      if (error instanceof AppError && [401, 403, 404].includes(error.status)) stream.sub.close('session');
+      if (error instanceof AppError && [401, 403, 404].includes(error.status))
+        stream.sub.close(error.status === 401 ? 'session' : 'forbidden');
       else this.deps.logger.warn({ err: error }, 'checking a task event stream’s session failed');
     }
   }
