@@ -34,22 +34,28 @@ function takeFlag(argv: string[], name: string): string | undefined {
 
 async function serve(argv: string[]): Promise<void> {
   const c = await createConsole({ argv });
-  await c.listen();
+  const listening = c.listen();
+  // npm forwards the signal its process group already got, so a second one is usual: it changes nothing.
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;
     stopping = true;
     c.logger.info({ signal }, 'shutting down');
-    c.close().then(
-      () => process.exit(0),
-      (error: unknown) => {
-        c.logger.error({ err: error }, 'shutdown failed');
-        process.exit(1);
-      },
-    );
+    listening
+      .catch(() => {})
+      .then(() => c.close())
+      .then(
+        () => process.exit(0),
+        (error: unknown) => {
+          c.logger.error({ err: error }, 'shutdown failed');
+          process.exit(1);
+        },
+      );
   };
+  // Before "console listening" is logged: a signal from then on always drains, never kills.
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('SIGTERM', () => stop('SIGTERM'));
+  await listening;
 }
 
 async function withDatabase(
