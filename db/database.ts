@@ -1,6 +1,6 @@
 import knexFactory, { type Knex } from 'knex';
 import { KeyedLock } from '../lib/keyed-lock.ts';
-import { dialectFor, type Dialect, type Reader, type UpsertSpec } from './dialects/index.ts';
+import { dialectFor, type BackupOptions, type Dialect, type Reader, type UpsertSpec } from './dialects/index.ts';
 import { compiled, runnable, type PreparedRead } from './fixed-read.ts';
 import { migrateLatest, migrationsDone } from './migrate.ts';
 import { announced } from './query-events.ts';
@@ -51,7 +51,7 @@ export interface Database {
   readonly tasks: TaskStore;
   migrate(): Promise<void>;
   /** Copies the database into `file` while it serves (SQLite); a database server refuses, naming its own tool. */
-  backup(file: string): Promise<void>;
+  backup(file: string, how?: BackupOptions): Promise<void>;
   /** Reachable and migrated. */
   ready(): Promise<boolean>;
   close(): Promise<void>;
@@ -218,7 +218,7 @@ export function openDatabase(options: DbOptions, logger: DbLogger, tracer?: Quer
     },
     upsert,
     migrate: () => migrateLatest(knex, { t, dialect, options, upsert }, logger),
-    backup: (file) => dialect.backup(knex, options, file),
+    backup: (file, how) => dialect.backup(knex, options, file, how),
     async ready() {
       try {
         return await migrationsDone(knex, t);

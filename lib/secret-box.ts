@@ -12,6 +12,9 @@ export function seal(key: Buffer, plaintext: string): string {
     .join('.');
 }
 
+/** Whether a stored value is in sealed form (a value stored before sealing, base64url, holds no dot). */
+export const isSealed = (stored: string): boolean => stored.startsWith(`${VERSION}.`);
+
 /** The plaintext, or undefined when the value was sealed under another key or is damaged. */
 export function open(key: Buffer, sealed: string): string | undefined {
   const [version, iv, tag, body] = sealed.split('.');

@@ -46,6 +46,15 @@ export class SettingsRegistry {
     return [...this.defs.values()];
   }
 
+  /** What a declared setting is when `stored` is its stored text: that text parsed when valid, else its default. */
+  resolve(key: string, stored: string | undefined): { raw: string; value: unknown } {
+    const def = this.defs.get(key);
+    if (!def) throw new Error(`unknown setting ${key}`);
+    const r = stored === undefined ? undefined : this.parse(key, stored);
+    if (r?.ok) return { raw: stored!, value: r.value };
+    return { raw: def.default, value: (this.parse(key, def.default) as { value: unknown }).value };
+  }
+
   /** The parsed value or the reason it is invalid. */
   parse(key: string, raw: string): { ok: true; value: unknown } | { ok: false; reason: string } {
     const def = this.defs.get(key);

@@ -17,9 +17,11 @@ Commands:
   serve                                  run the HTTP service (default)
   migrate                                apply database migrations and exit
   admin reset-password [--username NAME] [--password PW]
-                                         set a new password (generated and printed when not given)
-  backup FILE                            copy the SQLite database to FILE while it serves, and its key file
-                                         beside FILE (PostgreSQL, MySQL, ClickHouse: their own dump tools)
+                                         set a new password (generated and printed when not given; PW
+                                         must meet the password_min_length setting)
+  backup FILE [--force]                  copy the SQLite database to FILE (mode 0600) while it serves, and its
+                                         key file beside FILE; an existing FILE only with --force
+                                         (PostgreSQL, MySQL, ClickHouse: their own dump tools)
   --version                              print the version
 
 Every configuration key can be given as a flag, e.g. --server.port 9090 --database.driver postgres.`;
@@ -78,16 +80,24 @@ async function withDatabase(
   }
 }
 
+/** Takes the switch `--name` out of argv; answers whether it was there. */
+function takeSwitch(argv: string[], name: string): boolean {
+  const i = argv.indexOf(`--${name}`);
+  if (i !== -1) argv.splice(i, 1);
+  return i !== -1;
+}
+
 /** An online copy of the SQLite database, with the generated key that opens its secrets put beside it. */
 async function backup(argv: string[]): Promise<void> {
+  const force = takeSwitch(argv, 'force');
   const file = argv[0]?.startsWith('--') ? undefined : argv.shift();
-  if (!file) throw new ConfigError(`backup needs the file to write: console backup FILE\n\n${USAGE}`);
+  if (!file) throw new ConfigError(`backup needs the file to write: console backup FILE [--force]\n\n${USAGE}`);
   const config = loadConfig({ argv, env: process.env });
   const options = databaseOptions(config);
   // No migrations: a backup taken before an upgrade must hold the schema the previous version runs on.
   const db = openDatabase(options, createLogger({ level: 'error', format: 'json', path: '', mode: 'release' }));
   try {
-    await db.backup(file);
+    await db.backup(file, { force });
   } finally {
     await db.close();
   }

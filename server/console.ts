@@ -41,6 +41,7 @@ import { loadConfig, type LoadOptions } from './config/load.ts';
 import type { ConsoleConfig } from './config/schema.ts';
 import { databaseOptions } from './database-options.ts';
 import { encryptKeyProvider } from './encrypt-key.ts';
+import { storedSecretsKey } from './stored-secrets.ts';
 import { openGeoIp } from './geoip.ts';
 import { buildHttpApp } from './http/app.ts';
 import { createMetrics, type Metrics } from './http/metrics.ts';
@@ -138,8 +139,10 @@ async function assemble(
   );
   const settings = new SettingsService(db, feed, registry, audit);
   await settings.start();
+  const encryptKey = encryptKeyProvider(config.global.encrypt_key, db.dialect.localKeyFolder?.(db.options), logger);
+  const secretsKey = await storedSecretsKey(db, encryptKey, logger);
   const jwtSecret =
-    config.jwt.secret ?? (await getOrCreateSecret(db, 'jwt_secret', randomBytes(48).toString('base64url')));
+    config.jwt.secret ?? (await getOrCreateSecret(db, 'jwt_secret', randomBytes(48).toString('base64url'), secretsKey));
   const hasher = new PasswordHasher(config.security.scrypt_cost);
   const tokens = new TokenSigner(jwtSecret, config.jwt.expiration, config.cache.size);
   const identities = new IdentityStore(db, feed, config.cache.size);
@@ -155,14 +158,9 @@ async function assemble(
     audit,
     logSinks,
     tracer: taskTracer(tracing),
+    secretsKey,
   });
-  const smtp = new SmtpService(
-    db,
-    encryptKeyProvider(config.global.encrypt_key, db.dialect.localKeyFolder?.(db.options), logger),
-    audit,
-    logger,
-    options.mailTls,
-  );
+  const smtp = new SmtpService(db, encryptKey, audit, logger, options.mailTls);
   const mailer = new Mailer(
     smtp,
     new MailTemplates(config.mail.template_path, config.server.root_url),

@@ -13,13 +13,20 @@ const KEY_FILE = 'console.key';
  * a secret, since nodes with different generated keys could not read each other's values.
  * Resolved when first needed, so a deployment without secrets never needs a key.
  */
+export interface EncryptKey {
+  /** The key; throws 400 `E4001` naming `global.encrypt_key` when there is none to be had. */
+  (): Buffer;
+  /** Whether a key is configured or may be generated (a single-file database). */
+  readonly available: boolean;
+}
+
 export function encryptKeyProvider(
   configured: string | undefined,
   localFolder: string | undefined,
   logger: Logger,
-): () => Buffer {
+): EncryptKey {
   let key = configured ? encryptKeyBytes(configured) : undefined;
-  return () => {
+  const provide = () => {
     if (key) return key;
     if (!localFolder) throw new BadRequestError('smtp.encrypt_key_required');
     const file = join(localFolder, KEY_FILE);
@@ -39,6 +46,7 @@ export function encryptKeyProvider(
     if (!key) throw new Error(`${file} does not hold a 32-byte key`);
     return key;
   };
+  return Object.assign(provide, { available: key !== undefined || localFolder !== undefined });
 }
 
 /**

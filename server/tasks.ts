@@ -32,6 +32,8 @@ export interface TaskParts {
   audit: AuditWriter;
   logSinks: LogSinks;
   tracer: TaskTracer | undefined;
+  /** Seals the generated file-link key at rest (server/stored-secrets.ts). */
+  secretsKey: Buffer | undefined;
 }
 
 /** The engine, the scheduler with the built-in schedules, the built-in runners, and the services the routers use. */
@@ -45,6 +47,7 @@ export async function assembleTasks({
   audit,
   logSinks,
   tracer,
+  secretsKey,
 }: TaskParts) {
   const t = config.task;
   const engine = new TaskEngine({
@@ -82,7 +85,12 @@ export async function assembleTasks({
   });
   engine.register(USER_EXPORT_TYPE, userExportRunner(db), { maxRetries: 1 });
   const quota = new UserTaskQuota(db, config.quota.active_user_tasks);
-  const fileSecret = await getOrCreateSecret(db, 'file_signature_key', randomBytes(32).toString('base64url'));
+  const fileSecret = await getOrCreateSecret(
+    db,
+    'file_signature_key',
+    randomBytes(32).toString('base64url'),
+    secretsKey,
+  );
   return {
     engine,
     scheduler,

@@ -288,6 +288,70 @@ describe('version and backup', () => {
     });
   }
 
+  test('backup writes a private copy whatever the umask, and replaces an existing file only with --force', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'console-backup-force-'));
+    const previous = process.umask(0);
+    try {
+      assert.equal(cli(dir, 'migrate').status, 0);
+      assert.equal(statSync(join(dir, 'console.db')).mode & 0o777, 0o600, 'the database is created private');
+      const first = cli(dir, 'backup', 'copy.db');
+      assert.equal(first.status, 0, first.stderr);
+      assert.equal(statSync(join(dir, 'copy.db')).mode & 0o777, 0o600, 'the copy is private');
+
+      writeFileSync(join(dir, 'copy.db'), 'kept');
+      const refused = cli(dir, 'backup', 'copy.db');
+      assert.equal(refused.status, 1);
+      assert.match(refused.stderr, /copy\.db exists; pass --force/);
+      assert.equal(readFileSync(join(dir, 'copy.db'), 'utf8'), 'kept', 'an existing file is left alone');
+
+      const forced = cli(dir, 'backup', 'copy.db', '--force');
+      assert.equal(forced.status, 0, forced.stderr);
+      assert.equal(statSync(join(dir, 'copy.db')).mode & 0o777, 0o600);
+      const copy = openTestDatabase({ driver: 'sqlite', path: join(dir, 'copy.db'), table_prefix: 't_' });
+      try {
+        assert.deepEqual(
+          await copy.knex(copy.t.users).count({ n: '*' }),
+          [{ n: 0 }],
+          'the forced copy holds the tables',
+        );
+      } finally {
+        await copy.close();
+      }
+    } finally {
+      process.umask(previous);
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('a refused backup creates no folder', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'console-backup-nofolder-'));
+    try {
+      const missing = cli(dir, 'backup', join('new', 'copy.db'), '--database.path', 'nothing-here.db');
+      assert.equal(missing.status, 1);
+      assert.ok(!existsSync(join(dir, 'new')), 'no folder for a refused backup');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('admin reset-password --password obeys the password policy', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'console-reset-policy-'));
+    try {
+      assert.equal(cli(dir, 'migrate').status, 0);
+      const short = cli(dir, 'admin', 'reset-password', '--password', 'short');
+      assert.equal(short.status, 1);
+      assert.equal(short.stderr.trim().split('\n').length, 1, short.stderr);
+      assert.match(short.stderr, /--password: must be between 8 and 128 characters/);
+      const long = cli(dir, 'admin', 'reset-password', '--password', 'x'.repeat(129));
+      assert.equal(long.status, 1);
+      // A password the policy takes goes on to look the user up (none exists before the first serve).
+      const fine = cli(dir, 'admin', 'reset-password', '--password', 'long-enough-1');
+      assert.match(fine.stderr, /no user named "admin"/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   test('backup without a file, or of a SQLite database that does not exist, says so', () => {
     const dir = mkdtempSync(join(tmpdir(), 'console-backup-none-'));
     try {

@@ -2,6 +2,11 @@ import type { Knex } from 'knex';
 import type { DbOptions } from '../options.ts';
 import type { RetryReason } from '../retry.ts';
 
+export interface BackupOptions {
+  /** Replace an existing file; without it an existing file is refused. */
+  force?: boolean;
+}
+
 export interface ChangeListenerConnection {
   notify(payload: string): Promise<void>;
   close(): Promise<void>;
@@ -35,7 +40,7 @@ export interface Dialect {
    * Copies the database into `file` while it serves (`console backup`). Only a single-file database is copied
    * from here; a database server is backed up with its own tool, which the refusal names (`backupWith`).
    */
-  backup(knex: Knex, options: DbOptions, file: string): Promise<void>;
+  backup(knex: Knex, options: DbOptions, file: string, how?: BackupOptions): Promise<void>;
   /** The value to bind for a timestamp column. */
   toDbTime(date: Date): unknown;
   /**

@@ -5,7 +5,7 @@ import { mysqlDialect } from './mysql.ts';
 import { postgresDialect } from './postgres.ts';
 import { sqliteDialect } from './sqlite.ts';
 
-export type { Dialect, Reader, TableDesign, UpsertSpec } from './dialect.ts';
+export type { BackupOptions, Dialect, Reader, TableDesign, UpsertSpec } from './dialect.ts';
 export { isoFromDb } from './dialect.ts';
 
 const DIALECTS: Record<DbOptions['driver'], Dialect> = {

@@ -1,6 +1,7 @@
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { createRequire } from 'node:module';
+import { createPrivateFile, makePrivate } from '../../lib/private-file.ts';
 import { claimStatement, driverError, transactionalEngine, type Dialect, type Reader } from './dialect.ts';
 import { readRows, type RowStatement } from './sqlite-rows.ts';
 import { insertRows } from './sqlite-insert.ts';
@@ -17,6 +18,9 @@ interface ReadingConnection extends PreparingConnection {
 }
 
 const STATEMENT_CACHE = 500;
+
+/** A database file and the files SQLite keeps beside it. */
+const sqliteFiles = (path: string) => [path, `${path}-wal`, `${path}-shm`, `${path}-journal`];
 
 /**
  * knex prepares every query anew; preparing costs about as much as running a small statement. better-sqlite3
@@ -80,11 +84,18 @@ export const sqliteDialect: Dialect = {
     if (o.path !== ':memory:') mkdirSync(dirname(o.path), { recursive: true });
   },
   localKeyFolder: (o) => (o.path === ':memory:' ? undefined : dirname(o.path)),
-  backup: async (knex, o, file) => {
+  backup: async (knex, o, file, { force = false } = {}) => {
     if (o.path === ':memory:' || !existsSync(o.path))
       throw new Error(`no SQLite database at ${o.path} (database.path) to back up`);
-    if (resolve(file) === resolve(o.path)) throw new Error('the backup file must not be the database itself');
-    mkdirSync(dirname(resolve(file)), { recursive: true });
+    const target = resolve(file);
+    if (target === resolve(o.path)) throw new Error('the backup file must not be the database itself');
+    // Checked before anything is made: a refused backup leaves no folder behind.
+    if (existsSync(target) && !force) throw new Error(`${file} exists; pass --force to overwrite it`);
+    mkdirSync(dirname(target), { recursive: true });
+    // A journal left beside the old file would be played into the new copy when it is opened.
+    for (const stale of sqliteFiles(target)) rmSync(stale, { force: true });
+    // The copy holds the database's secrets: private from its first byte (SQLite would create it 0644).
+    createPrivateFile(target);
     // better-sqlite3's online backup API. All pages in one step: its read transaction does not hold up the
     // serving process's writes (WAL), whereas a copy made in small steps starts over after every write from
     // another connection and, under steady writes, might never finish.
@@ -99,7 +110,11 @@ export const sqliteDialect: Dialect = {
   },
   knexConfig: (o) => ({
     client: 'better-sqlite3',
-    connection: { filename: o.path },
+    // Resolved at the first connection, not at open: `console backup` of a missing database creates none.
+    connection: () => {
+      if (o.path !== ':memory:' && !existsSync(o.path)) createPrivateFile(o.path);
+      return { filename: o.path };
+    },
     useNullAsDefault: true,
     // One connection: SQLite has one writer, and a single connection keeps reads consistent with writes.
     pool: {
@@ -107,6 +122,9 @@ export const sqliteDialect: Dialect = {
       max: 1,
       afterCreate: (conn: PreparingConnection, done: (err: Error | null, conn: unknown) => void) => {
         cachePreparedStatements(conn);
+        // Before WAL mode: SQLite gives the -wal and -shm files the database file's mode. Files made 0644 by
+        // an earlier version are closed to others here.
+        if (o.path !== ':memory:') makePrivate(...sqliteFiles(o.path));
         conn.pragma('journal_mode = WAL');
         conn.pragma('synchronous = NORMAL');
         conn.pragma('foreign_keys = ON');

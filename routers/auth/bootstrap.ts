@@ -11,9 +11,13 @@ import {
   setPasswordHash,
   unlockUser,
 } from '../../db/repositories/users.ts';
+import { readAllSettings } from '../../db/repositories/settings.ts';
+import { SettingsRegistry } from '../../lib/settings-registry.ts';
 import type { PermissionCatalogue } from '../permissions/service.ts';
+import { declareCoreSettings } from '../settings/definitions.ts';
 import { ADMIN_ROLE } from './identity.ts';
 import type { PasswordHasher } from './password-hash.ts';
+import { checkPasswordLength } from './password-policy.ts';
 
 const SYSTEM_ROLES = [
   { name: ADMIN_ROLE, description: 'Administrator: every permission' },
@@ -81,6 +85,14 @@ export async function ensureAdminUser(
   });
 }
 
+/** `password_min_length` as the running service reads it: stored, else its default. */
+async function storedMinLength(db: Database): Promise<number> {
+  const registry = new SettingsRegistry();
+  declareCoreSettings(registry);
+  const key = 'password_min_length';
+  return registry.resolve(key, (await readAllSettings(db)).get(key)).value as number;
+}
+
 /**
  * Sets a new password for `username` from the command line (a lost administrator password), unlocks the
  * account and ends its sessions. Returns the password, generated when none is given.
@@ -91,9 +103,12 @@ export async function resetPasswordByUsername(
   username: string,
   password?: string,
 ): Promise<string | undefined> {
+  // The runtime password policy holds here too; a generated password is long enough for any minimum.
+  const min = await storedMinLength(db);
+  if (password !== undefined) checkPasswordLength(password, min, '--password');
   const user = await findUserByLogin(db, username);
   if (!user) return undefined;
-  const next = password ?? randomBytes(12).toString('base64url');
+  const next = password ?? randomBytes(Math.max(12, Math.ceil((min * 3) / 4))).toString('base64url');
   await setPasswordHash(db, user.id, await hasher.hash(next));
   await unlockUser(db, user.id);
   await revokeUserSessions(db, user.id);

@@ -42,14 +42,9 @@ export class SettingsService {
     const next = new Map<string, string>();
     const parsed = new Map<string, unknown>();
     for (const def of this.registry.all()) {
-      const value = stored.get(def.key);
-      const r = value === undefined ? undefined : this.registry.parse(def.key, value);
-      const useStored = r?.ok === true;
-      next.set(def.key, useStored ? value! : def.default);
-      parsed.set(
-        def.key,
-        useStored ? r.value : (this.registry.parse(def.key, def.default) as { value: unknown }).value,
-      );
+      const { raw, value } = this.registry.resolve(def.key, stored.get(def.key));
+      next.set(def.key, raw);
+      parsed.set(def.key, value);
     }
     const changed = [...next.keys()].filter((k) => this.raw.size > 0 && this.raw.get(k) !== next.get(k));
     this.raw = next;

@@ -17,7 +17,7 @@ import {
 } from '../../db/repositories/users.ts';
 import { writeUnique } from '../../db/unique-write.ts';
 import { deepFreeze } from '../../lib/deep-freeze.ts';
-import { BadRequestError, fieldError, NotFoundError } from '../../lib/errors.ts';
+import { BadRequestError, NotFoundError } from '../../lib/errors.ts';
 import { andThen } from '../../lib/maybe-async.ts';
 import type { AuditAction, AuditWriter } from '../audit/writer.ts';
 import {
@@ -45,6 +45,7 @@ import {
   type UserJson,
 } from './schemas.ts';
 import { loadUserKeys, searchPage, type UserKeys } from './search.ts';
+import { checkPasswordLength } from '../auth/password-policy.ts';
 
 type MeJson = UserJson & { roles: { id: string; name: string; permissions: string[] }[]; permissions: string[] };
 
@@ -297,9 +298,7 @@ export class UserService {
   }
 
   checkPasswordLength(password: string, field = 'password'): void {
-    const min = this.settings.get<number>('password_min_length');
-    if (password.length < min || password.length > 128)
-      throw fieldError(field, 'validation.length_between', { min, max: 128 });
+    checkPasswordLength(password, this.settings.get<number>('password_min_length'), field);
   }
 
   private async checkUnique(username: string | undefined, email: string | undefined, exceptId?: string): Promise<void> {
