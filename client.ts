@@ -675,6 +675,8 @@ export type AppRouter = TRPCBuiltRouter<Root, {
         current?: number | undefined;
         page_size?: number | undefined;
         search?: string | undefined;
+        status?: "success" | "pending" | "running" | "failed" | "cancelled" | undefined;
+        type?: string | undefined;
       };
       output: {
         data: {

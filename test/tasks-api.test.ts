@@ -199,6 +199,34 @@ for (const lane of lanes()) {
       assert.equal(recent.body.total, undefined, 'a plain list');
     });
 
+    test('the list filters by status and type on the server, counts what matches, documents both, names a bad value', async () => {
+      // No runner has this type, so its tasks stay pending until cancelled.
+      const type = `api_filter_${Date.now()}`;
+      const done = (await t.c.engine.create({ type, creatorId: null }))!;
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      const queued = (await t.c.engine.create({ type, creatorId: null }))!;
+      assert.equal((await t.request('POST', `/api/tasks/${done.id}/cancel`, { token: admin })).status, 200);
+      const ids = async (query: string) => {
+        const res = await t.request('GET', `/api/tasks?page_size=100&${query}`, { token: admin });
+        assert.equal(res.status, 200, res.text);
+        return { ids: res.body.data.map((x: { id: string }) => x.id), total: res.body.total };
+      };
+      assert.deepEqual(await ids(`type=${type}`), { ids: [queued.id, done.id], total: 2 });
+      assert.deepEqual(await ids(`type=${type}&status=cancelled`), { ids: [done.id], total: 1 });
+      assert.deepEqual(await ids(`type=${type}&status=pending`), { ids: [queued.id], total: 1 });
+      const cancelled = await ids('status=cancelled');
+      assert.ok(cancelled.ids.includes(done.id) && !cancelled.ids.includes(queued.id));
+
+      const bad = await t.request('GET', '/api/tasks?status=done', { token: admin });
+      assert.equal(bad.status, 400);
+      assert.equal(bad.body.code, 'E4001');
+      assert.match(bad.body.err, /status/);
+      const params = (await t.request('GET', '/api/openapi.json')).body.paths['/tasks'].get.parameters.map(
+        (p: { name: string }) => p.name,
+      );
+      assert.ok(params.includes('status') && params.includes('type'), params.join(', '));
+    });
+
     test("an administrator's list counts every live task and no deleted one, newest first, read whole", async () => {
       const total = async () => (await t.request('GET', '/api/tasks?page_size=1', { token: admin })).body.total;
       const before = await total();

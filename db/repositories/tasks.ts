@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import type { Database } from '../database.ts';
 import { whereStatus } from '../tasks/predicates.ts';
-import { taskFromDb, type TaskRow } from '../tasks/row.ts';
+import { taskFromDb, type TaskRow, type TaskStatus } from '../tasks/row.ts';
 import { countLiveRows, countOf, counted } from '../counts.ts';
 import { ShapedRead } from '../fixed-read.ts';
 import { pageWindow } from '../page-window.ts';
@@ -30,6 +30,8 @@ export interface TaskFilter {
   creatorId?: string;
   orgId?: string;
   search?: string;
+  status?: TaskStatus;
+  type?: string;
 }
 
 const newestFirst = [
@@ -37,11 +39,13 @@ const newestFirst = [
   { column: 'id', order: 'desc' },
 ] as const;
 
-/** Tasks not deleted, of the filter's creator, organization and search term where given. */
+/** Tasks not deleted, of the filter's creator, organization, status, type and search term where given. */
 function filtered(db: Database, f: TaskFilter): Knex.QueryBuilder {
   const q = db.knex(db.t.tasks).whereNull('deleted_at');
   if (f.creatorId) q.where('creator_id', f.creatorId);
   if (f.orgId) q.where('org_id', f.orgId);
+  if (f.status) q.where('status', f.status);
+  if (f.type) q.where('type', f.type);
   if (f.search) whereContains(q, ['type'], f.search, ['id']);
   return q;
 }
@@ -97,11 +101,13 @@ export async function listTasks(
   await db.tasks.settle();
   const scope: Scope = { creatorId: f.creatorId || undefined, orgId: f.orgId || undefined };
   const r = readsOf(db);
+  // A search, status or type is built each time; the scopes alone have compiled statements and a kept count.
+  const narrowed = Boolean(f.search || f.status || f.type);
   let total: Promise<number>;
-  if (f.search) total = countOf(db, filtered(db, f));
+  if (narrowed) total = countOf(db, filtered(db, f));
   else if (scope.creatorId || scope.orgId) total = counted(db, r.count.of(scope));
   else total = countLiveRows(db, db.t.tasks, db.t.taskCount);
-  const page = f.search ? pageKeys(filtered(db, f), offset, limit) : r.page.of({ ...scope, offset, limit });
+  const page = narrowed ? pageKeys(filtered(db, f), offset, limit) : r.page.of({ ...scope, offset, limit });
   const n = await total;
   return { rows: await kept.of(db, await db.read(page)), total: n };
 }

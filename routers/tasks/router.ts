@@ -25,7 +25,7 @@ export const tasksRouter = router({
         path: '/tasks',
         tags,
         summary:
-          "Tasks, newest first (search on type and id); admins see all, others their own; with X-Scope-OrgID only that organization's",
+          "Tasks, newest first (search on type and id, filter by status and type); admins see all, others their own; with X-Scope-OrgID only that organization's",
         description:
           'A page of tasks, newest first, with status, progress and result. Administrators see every task, others the ones they created.',
       },

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { paginationInput, searchInput, timestamp, uuidString } from '../common/schemas.ts';
 
-import { taskSchema } from '../../lib/task-schema.ts';
+import { taskSchema, taskStatus } from '../../lib/task-schema.ts';
 
 export { taskSchema };
 
@@ -15,7 +15,11 @@ export const taskLogSchema = z
   })
   .meta({ id: 'TaskLog' });
 
-export const listTasksInput = searchInput;
+export const listTasksInput = searchInput.extend({
+  status: taskStatus.optional().meta({ description: 'Only tasks in this status' }),
+  type: z.string().min(1).max(64).optional().meta({ description: 'Only tasks of this type (exact)' }),
+});
+export type ListTasksInput = z.infer<typeof listTasksInput>;
 export const taskLogsInput = paginationInput.extend({ id: z.uuid() });
 export const logBackendSchema = z.object({ id: z.string(), name: z.string() }).meta({ id: 'LogStorageBackend' });
 export const logBackendList = z.array(logBackendSchema);

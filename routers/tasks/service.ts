@@ -10,6 +10,7 @@ import type { AuditAction, AuditWriter } from '../audit/writer.ts';
 import type { Actor, Caller, ListScope } from '../common/context.ts';
 import { offsetOf, page, type Pagination } from '../common/schemas.ts';
 import type { UserTaskQuota } from './quota.ts';
+import type { ListTasksInput } from './schemas.ts';
 
 const RECENT_MS = 24 * 3_600_000;
 
@@ -36,15 +37,15 @@ export class TaskService {
     this.rows = new KeptTaskRows(cacheSize);
   }
 
-  list(caller: Caller, p: Pagination & { search?: string }, { orgId, noCache }: ListScope = {}) {
+  list(caller: Caller, p: ListTasksInput, { orgId, noCache }: ListScope = {}) {
     const creatorId = caller.isAdmin ? undefined : caller.id;
     return this.pages.get(
-      JSON.stringify([creatorId, orgId, p.search, p.current, p.page_size]),
+      JSON.stringify([creatorId, orgId, p.search, p.status, p.type, p.current, p.page_size]),
       async () => {
         const { rows, total } = await listTasks(
           this.db,
           this.rows,
-          { creatorId, orgId, search: p.search },
+          { creatorId, orgId, search: p.search, status: p.status, type: p.type },
           offsetOf(p),
           p.page_size,
         );
