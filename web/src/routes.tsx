@@ -21,7 +21,18 @@ export const PAGES: PageDef[] = [
   { path: '', label: 'nav.overview', load: () => import('./pages/overview.tsx') },
   { path: 'users', label: 'nav.users', permission: 'user:list', load: () => import('./pages/users.tsx') },
   { path: 'tasks', label: 'nav.tasks', permission: 'task:list', load: () => import('./pages/tasks.tsx') },
+  {
+    path: 'schedules',
+    label: 'nav.schedules',
+    permission: 'task:schedule:list',
+    load: () => import('./pages/schedules.tsx'),
+  },
   { path: 'profile', label: 'nav.profile', load: () => import('./pages/profile.tsx') },
+];
+
+/** Pages reached from another page's links, not from the navigation. */
+const LINKED_PAGES: Omit<PageDef, 'label'>[] = [
+  { path: 'tasks/:id', permission: 'task:view', load: () => import('./pages/task.tsx') },
 ];
 
 function RequireSession() {
@@ -51,7 +62,7 @@ export const router = createBrowserRouter(
         {
           element: <RequireSession />,
           children: [
-            ...PAGES.map(({ path, permission, load }) => ({
+            ...[...PAGES, ...LINKED_PAGES].map(({ path, permission, load }) => ({
               path,
               element: <RequirePermission code={permission} />,
               children: [{ index: true, lazy: load }],

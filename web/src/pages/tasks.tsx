@@ -1,30 +1,32 @@
-import { Alert, Badge, Group, Progress, Select, Stack, Table, Text, Title } from '@mantine/core';
-import { useQuery, useQueryClient } from '@tanstack/react-query';
+import { Alert, Anchor, Autocomplete, Badge, Group, Progress, Select, Stack, Table, Text, Title } from '@mantine/core';
+import { useDebouncedValue } from '@mantine/hooks';
+import { keepPreviousData, useQuery, useQueryClient } from '@tanstack/react-query';
 import type { inferRouterOutputs } from '@trpc/server';
 import { useSubscription } from '@trpc/tanstack-react-query';
 import type { AppRouter } from 'console-admin/client';
-import { useState } from 'react';
+import { useEffect, useState } from 'react';
+import { Link } from 'react-router';
 import { messageOf, useTRPC } from '../api.ts';
 import { formatTime } from '../format.ts';
 import { useI18n } from '../i18n/index.tsx';
+import { STATUS_COLORS } from '../tasks/status-colors.ts';
 
 type TaskPage = inferRouterOutputs<AppRouter>['tasks']['list'];
 type Task = TaskPage['data'][number];
 const STATUSES = ['pending', 'running', 'success', 'failed', 'cancelled'] as const;
-const COLORS: Record<Task['status'], string> = {
-  pending: 'gray',
-  running: 'blue',
-  success: 'green',
-  failed: 'red',
-  cancelled: 'yellow',
-};
-// The API pages tasks without a status filter; the newest page is filtered here.
-const INPUT = { page_size: 100 };
+type Filter = { status?: Task['status']; type?: string };
 
-/** The page with one task as an event says it is now: in place, or first when it is new. */
-function withTask(page: TaskPage | undefined, task: Task): TaskPage | undefined {
+const matches = (task: Task, f: Filter) => (!f.status || task.status === f.status) && (!f.type || task.type === f.type);
+
+/**
+ * The page with one task as an event says it is now: in place, first when it is new, gone when it no longer
+ * matches the filter the page was read with.
+ */
+function withTask(page: TaskPage | undefined, task: Task, f: Filter): TaskPage | undefined {
   if (!page) return page;
   const at = page.data.findIndex((t) => t.id === task.id);
+  if (!matches(task, f))
+    return at === -1 ? page : { ...page, data: page.data.filter((t) => t.id !== task.id), total: page.total - 1 };
   if (at === -1) return { ...page, data: [task, ...page.data].slice(0, page.page_size), total: page.total + 1 };
   return { ...page, data: page.data.map((t, i) => (i === at ? task : t)) };
 }
@@ -34,14 +36,34 @@ export function Component() {
   const trpc = useTRPC();
   const queries = useQueryClient();
   const [status, setStatus] = useState<string>('all');
-  const list = useQuery(trpc.tasks.list.queryOptions(INPUT));
+  const [typeText, setTypeText] = useState('');
+  const [type] = useDebouncedValue(typeText.trim(), 300);
+  // The types offered are those seen on this page, so far.
+  const [types, setTypes] = useState<string[]>([]);
+  const filter: Filter = {
+    ...(status !== 'all' ? { status: status as Task['status'] } : {}),
+    ...(type ? { type } : {}),
+  };
+  const input = { page_size: 100, ...filter };
+  const list = useQuery({ ...trpc.tasks.list.queryOptions(input), placeholderData: keepPreviousData });
+  const seen = (tasks: Task[]) =>
+    setTypes((known) => {
+      const added = tasks.map((t) => t.type).filter((t, i, all) => !known.includes(t) && all.indexOf(t) === i);
+      return added.length ? [...known, ...added].sort() : known;
+    });
+  useEffect(() => {
+    if (list.data) seen(list.data.data);
+  }, [list.data]);
   // Live: every change of a visible task arrives on the subscription; the list is never asked again for it.
   const live = useSubscription(
     trpc.tasks.events.subscriptionOptions(undefined, {
-      onData: ({ data }) => queries.setQueryData(trpc.tasks.list.queryKey(INPUT), (page) => withTask(page, data.task)),
+      onData: ({ data }) => {
+        seen([data.task]);
+        queries.setQueryData(trpc.tasks.list.queryKey(input), (page) => withTask(page, data.task, filter));
+      },
     }),
   );
-  const shown = list.data?.data.filter((task) => status === 'all' || task.status === status) ?? [];
+  const shown = list.data?.data ?? [];
 
   return (
     <Stack>
@@ -51,14 +73,20 @@ export function Component() {
           {t(live.status === 'pending' ? 'tasks.live' : 'tasks.offline')}
         </Badge>
       </Group>
-      <Select
-        label={t('tasks.filter')}
-        data={[{ value: 'all', label: t('tasks.all') }, ...STATUSES.map((s) => ({ value: s, label: t(`task.${s}`) }))]}
-        value={status}
-        onChange={(value) => setStatus(value ?? 'all')}
-        allowDeselect={false}
-        maw={240}
-      />
+      <Group align="flex-end">
+        <Select
+          label={t('tasks.filter')}
+          data={[
+            { value: 'all', label: t('tasks.all') },
+            ...STATUSES.map((s) => ({ value: s, label: t(`task.${s}`) })),
+          ]}
+          value={status}
+          onChange={(value) => setStatus(value ?? 'all')}
+          allowDeselect={false}
+          maw={240}
+        />
+        <Autocomplete label={t('tasks.type_filter')} data={types} value={typeText} onChange={setTypeText} maw={240} />
+      </Group>
       {list.error && (
         <Alert color="red" role="alert">
           {messageOf(list.error)}
@@ -78,9 +106,13 @@ export function Component() {
           <Table.Tbody>
             {shown.map((task) => (
               <Table.Tr key={task.id} data-task-id={task.id}>
-                <Table.Td>{task.type}</Table.Td>
                 <Table.Td>
-                  <Badge variant="dot" color={COLORS[task.status]}>
+                  <Anchor component={Link} to={`/tasks/${task.id}`}>
+                    {task.type}
+                  </Anchor>
+                </Table.Td>
+                <Table.Td>
+                  <Badge variant="dot" color={STATUS_COLORS[task.status]}>
                     {t(`task.${task.status}`)}
                   </Badge>
                 </Table.Td>

@@ -1,13 +1,15 @@
-import { Alert, Badge, Button, Group, Modal, Pagination, Stack, Table, Text, TextInput, Title } from '@mantine/core';
+import { Alert, Badge, Button, Group, Pagination, Stack, Table, Text, TextInput, Title } from '@mantine/core';
 import { useDebouncedValue } from '@mantine/hooks';
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import type { inferRouterOutputs } from '@trpc/server';
 import type { AppRouter } from 'console-admin/client';
 import { useState } from 'react';
 import { messageOf, useTRPC } from '../api.ts';
+import { ConfirmDelete } from '../dialog.tsx';
 import { useI18n } from '../i18n/index.tsx';
 import { notify } from '../notify.ts';
 import { useCan } from '../permissions.tsx';
+import { ExportUsers } from './user-export.tsx';
 import { UserForm } from './user-form.tsx';
 
 export type User = inferRouterOutputs<AppRouter>['users']['get'];
@@ -27,30 +29,14 @@ function DeleteUser({ user, onClose }: { user: User; onClose: () => void }) {
     }),
   );
   return (
-    <Modal
-      opened
-      onClose={onClose}
+    <ConfirmDelete
       title={t('users.delete_one', { name: user.username })}
-      closeButtonProps={{ 'aria-label': t('common.close') }}
-      lockScroll={false}
-    >
-      <Stack>
-        <Text>{t('users.delete_confirm', { name: user.username })}</Text>
-        {remove.error && (
-          <Alert color="red" role="alert">
-            {messageOf(remove.error)}
-          </Alert>
-        )}
-        <Group justify="flex-end">
-          <Button variant="default" onClick={onClose}>
-            {t('common.cancel')}
-          </Button>
-          <Button color="red" loading={remove.isPending} onClick={() => remove.mutate({ id: user.id })}>
-            {t('common.delete')}
-          </Button>
-        </Group>
-      </Stack>
-    </Modal>
+      text={t('users.delete_confirm', { name: user.username })}
+      pending={remove.isPending}
+      error={remove.error}
+      onConfirm={() => remove.mutate({ id: user.id })}
+      onClose={onClose}
+    />
   );
 }
 
@@ -73,7 +59,10 @@ export function Component() {
     <Stack>
       <Group justify="space-between">
         <Title order={2}>{t('users.title')}</Title>
-        {can('user:create') && <Button onClick={() => setEditing('new')}>{t('users.create')}</Button>}
+        <Group gap="xs">
+          {can('user:export') && <ExportUsers search={term} />}
+          {can('user:create') && <Button onClick={() => setEditing('new')}>{t('users.create')}</Button>}
+        </Group>
       </Group>
       <TextInput
         label={t('common.search')}

@@ -1,0 +1,186 @@
+import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
+import { after, before, describe, test } from 'node:test';
+import type { Browser, Page } from 'playwright-core';
+import { chromiumSkip, launchChromium, watchProblems } from './support/chromium.ts';
+import { until } from './support/engine-node.ts';
+import { lanes, startConsole, type TestConsole } from './support/harness.ts';
+import { ensureWebBuild } from './support/web-build.ts';
+import { assertAccessible, signIn, XSS } from './support/web-ui.ts';
+
+const SCHEDULE = 'Expired sessions and tokens cleanup';
+
+// The pages call the same API on every database (the API's tests run on each lane), so the browser part runs on SQLite.
+describe('web console: tasks, a task, schedules, the user export', { skip: chromiumSkip }, () => {
+  let t: TestConsole;
+  let browser: Browser;
+  let base: string;
+  let admin: string;
+  before(async () => {
+    ensureWebBuild();
+    t = await startConsole(lanes()[0]!);
+    base = `http://127.0.0.1:${(await t.c.listen()).port}`;
+    admin = await t.login();
+    // A task that runs until it is cancelled, and one that logs markup and fails.
+    t.c.engine.register('web_slow', async (ctx) => {
+      ctx.progress(30);
+      await new Promise((_, reject) => ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason)));
+    });
+    t.c.engine.register('web_markup', async (ctx) => {
+      ctx.log.warn(XSS);
+      throw new Error('web_markup fails');
+    });
+    browser = await launchChromium();
+  });
+  after(async () => {
+    await browser?.close();
+    await t?.close();
+  });
+
+  // The live stream is closed on purpose when a page is left; a download ends its navigation (ERR_ABORTED).
+  const newPage = async (width = 1280) => {
+    const page = await browser.newPage({ viewport: { width, height: 800 } });
+    const expected = (url: string) => url.includes('tasks.events') || url.includes('/api/files/');
+    return { page, problems: watchProblems(page, expected) };
+  };
+  const task = async (id: string) => (await t.request('GET', `/api/tasks/${id}`, { token: admin })).body.data;
+  const waitStatus = async (id: string, status: string) =>
+    assert.ok(await until(async () => (await task(id)).status === status, 10_000), `task ${id} is not ${status}`);
+
+  test('export users: from the click to the downloaded CSV, progress live, the task never asked again', async () => {
+    const { page, problems } = await newPage();
+    const requests: string[] = [];
+    page.on('request', (r) => requests.push(r.url()));
+    await signIn(page, `${base}/admin/users`);
+    await page.getByRole('button', { name: 'Export users' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Export users' });
+    await dialog.getByRole('status').getByText('Succeeded').waitFor({ timeout: 20_000 });
+    assert.equal(
+      await dialog.getByRole('progressbar', { name: 'Progress of the user export' }).getAttribute('aria-valuenow'),
+      '100',
+    );
+    await assertAccessible(page, 'export dialog');
+    const download = page.waitForEvent('download');
+    await dialog.getByRole('button', { name: /^Download users_export_\d{8}_\d{6}\.csv$/ }).click();
+    const csv = await readFile((await (await download).path())!, 'utf8');
+    assert.equal(csv.split('\r\n')[0], 'id,username,email,status,roles,created_at');
+    assert.match(csv, /,admin,admin@example\.com,active,admin,/);
+
+    const gets = requests.filter((u) => u.includes('tasks.get'));
+    assert.ok(gets.length <= 1, `the task was read ${gets.length} times: ${gets.join(' ')}`);
+    assert.ok(
+      requests.some((u) => u.includes('tasks.events')),
+      'followed on the subscription',
+    );
+    const token = await page.evaluate<string>("sessionStorage.getItem('console.token')");
+    assert.ok(token && !requests.some((u) => u.includes(token)), 'the token is in no URL');
+    assert.ok(
+      requests.some((u) => /\/api\/files\/[^?]+\?expires=\d+&signature=/.test(u)),
+      'a signed URL',
+    );
+    assert.deepEqual(problems, []);
+    await page.close();
+  });
+
+  test('a running task: filtered by type, opened, cancelled live, then deleted after a confirmation', async () => {
+    const running = (await t.c.engine.create({ type: 'web_slow' }))!;
+    await waitStatus(running.id, 'running');
+    const { page, problems } = await newPage();
+    const requests: string[] = [];
+    page.on('request', (r) => requests.push(r.url()));
+    await signIn(page, `${base}/admin/tasks`);
+    const asked = page.waitForRequest((r) => r.url().includes('tasks.list') && r.url().includes('web_slow'));
+    await page.getByRole('combobox', { name: 'Task type' }).fill('web_slow');
+    await asked; // filtered by the API, not in the page
+    const row = page.locator(`tr[data-task-id="${running.id}"]`);
+    await row.waitFor();
+    await until(async () => (await page.locator('tbody tr').count()) === 1, 5_000);
+    assert.equal(await page.locator('tbody tr').count(), 1, 'only the web_slow task is listed');
+    assert.ok(
+      requests.some((u) => u.includes('tasks.list') && u.includes('web_slow')),
+      'filtered by the API',
+    );
+    await assertAccessible(page, 'tasks page with filters');
+
+    await row.getByRole('link', { name: 'web_slow' }).click();
+    await page.getByRole('heading', { name: 'Task web_slow' }).waitFor();
+    await page.getByText('Running', { exact: true }).waitFor();
+    await assertAccessible(page, 'task page');
+    await page.getByRole('button', { name: 'Cancel task' }).click();
+    await page.getByText('Cancelled', { exact: true }).waitFor({ timeout: 10_000 });
+    await waitStatus(running.id, 'cancelled');
+
+    await page.getByRole('button', { name: 'Delete' }).click();
+    await page.getByRole('dialog', { name: 'Delete task' }).waitFor();
+    await assertAccessible(page, 'delete task dialog');
+    await page.getByRole('dialog').getByRole('button', { name: 'Delete' }).click();
+    await page.getByRole('heading', { name: 'Tasks' }).waitFor();
+    assert.equal((await t.request('GET', `/api/tasks/${running.id}`, { token: admin })).status, 404);
+    assert.ok(requests.filter((u) => u.includes('tasks.get')).length <= 1, 'the task was read once');
+    assert.deepEqual(problems, []);
+    await page.close();
+  });
+
+  test('a failed task: its log line with markup is text, and Retry runs it again', async () => {
+    const failed = (await t.c.engine.create({ type: 'web_markup', maxRetries: 0 }))!;
+    await waitStatus(failed.id, 'failed');
+    const { page, problems } = await newPage();
+    await signIn(page, `${base}/admin/tasks/${failed.id}`);
+    await page.getByRole('cell', { name: XSS }).waitFor();
+    assert.equal(await page.locator('main img').count(), 0);
+    assert.equal(await page.evaluate('window.__xss'), undefined);
+    await page.getByText('web_markup fails').first().waitFor();
+    await page.getByRole('button', { name: 'Retry' }).click();
+    const audited = async () =>
+      (await t.request('GET', '/api/audit-logs?action=retry&page_size=100', { token: admin })).body.data.some(
+        (a: { resource_id: string }) => a.resource_id === failed.id,
+      );
+    assert.ok(await until(audited, 5_000), 'the retry reached the API');
+    // It fails again, and its second run's line arrives with the change, unasked.
+    await page.getByRole('cell', { name: XSS }).nth(1).waitFor({ timeout: 10_000 });
+    assert.deepEqual(problems, []);
+    await page.close();
+  });
+
+  test('schedules: the switch turns a schedule off and on, Trigger now creates its task', async () => {
+    const { page, problems } = await newPage();
+    await signIn(page, `${base}/admin/schedules`);
+    const schedule = async () =>
+      (await t.request('GET', '/api/task-schedules', { token: admin })).body.data.find(
+        (s: { id: string }) => s.id === 'session-cleanup',
+      );
+    const toggle = page.getByRole('switch', { name: SCHEDULE });
+    assert.equal(await toggle.isChecked(), true);
+    await assertAccessible(page, 'schedules page');
+    await toggle.click({ force: true }); // Mantine's track lies over its input
+    assert.ok(await until(async () => (await schedule()).enabled === false, 5_000), 'disabled through the API');
+    assert.equal(await page.getByRole('button', { name: `Trigger now: ${SCHEDULE}` }).isDisabled(), true);
+    await toggle.click({ force: true }); // Mantine's track lies over its input
+    assert.ok(await until(async () => (await schedule()).enabled === true, 5_000), 'enabled again');
+
+    const count = async () =>
+      (await t.request('GET', '/api/tasks?type=session_cleanup', { token: admin })).body.total as number;
+    const before = await count();
+    await page.getByRole('button', { name: `Trigger now: ${SCHEDULE}` }).click();
+    await page.getByText(`${SCHEDULE} started.`).waitFor();
+    assert.equal(await count(), before + 1);
+    assert.deepEqual(problems, []);
+    await page.close();
+  });
+
+  test('phone width: no page of these scrolls sideways', async () => {
+    const slow = (await t.c.engine.create({ type: 'web_slow' }))!;
+    const { page, problems } = await newPage(375);
+    await signIn(page, `${base}/admin/users`);
+    for (const path of ['users', 'tasks', 'schedules', `tasks/${slow.id}`]) {
+      await page.goto(`${base}/admin/${path}`);
+      await page.locator('main h2').waitFor();
+      await page.locator('main table').first().waitFor();
+      const width = await page.evaluate<number>('document.documentElement.scrollWidth');
+      assert.ok(width <= 375, `${path}: ${width}px wide`);
+    }
+    await t.request('POST', `/api/tasks/${slow.id}/cancel`, { token: admin });
+    assert.deepEqual(problems, []);
+    await page.close();
+  });
+});
