@@ -142,9 +142,26 @@ describe('web console: tasks, a task, schedules, the user export', { skip: chrom
     await page.close();
   });
 
+  test('a user who may only look at tasks gets no task actions and no schedules link', async () => {
+    const viewer = await t.userWith(['task:list', 'task:view']);
+    const failed = (await t.c.engine.create({ type: 'web_markup', maxRetries: 0, creatorId: viewer.id }))!;
+    await waitStatus(failed.id, 'failed');
+    const { page, problems } = await newPage();
+    await signIn(page, `${base}/admin/tasks/${failed.id}`, viewer.username, 'password-1');
+    await page.getByRole('heading', { name: 'Task web_markup' }).waitFor();
+    assert.equal(await page.getByRole('button', { name: /^(Cancel task|Retry|Delete)$/ }).count(), 0);
+    assert.equal(await page.getByRole('link', { name: 'Schedules', exact: true }).count(), 0);
+    assert.deepEqual(problems, []);
+    await page.close();
+  });
+
   test('schedules: the switch turns a schedule off and on, Trigger now creates its task', async () => {
     const { page, problems } = await newPage();
-    await signIn(page, `${base}/admin/schedules`);
+    await signIn(page, `${base}/admin/`);
+    await page.getByRole('link', { name: 'Schedules', exact: true }).click();
+    await page.getByRole('heading', { name: 'Schedules' }).waitFor();
+    // Away from the link: the shell's hover colour on the active link is not this page's to check.
+    await page.mouse.move(600, 10);
     const schedule = async () =>
       (await t.request('GET', '/api/task-schedules', { token: admin })).body.data.find(
         (s: { id: string }) => s.id === 'session-cleanup',

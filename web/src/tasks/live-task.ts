@@ -6,9 +6,6 @@ import { useTRPC } from '../api.ts';
 
 export type Task = inferRouterOutputs<AppRouter>['tasks']['get'];
 
-/** Whether a task has reached an end state (nothing changes it any more but a retry). */
-export const isFinished = (task: Task) => ['success', 'failed', 'cancelled'].includes(task.status);
-
 /**
  * One task, read once and then kept as the `tasks.events` subscription says it is: the task is never asked for
  * again. `onEvent` hears each change (the task page reads its log again then).
