@@ -1,4 +1,5 @@
 import { Center, Loader } from '@mantine/core';
+import { lazy, Suspense } from 'react';
 import { createBrowserRouter, Navigate, Outlet, useLocation, type RouteObject } from 'react-router';
 import { basename } from './config.ts';
 import type { MessageKey } from './i18n/en.ts';
@@ -6,7 +7,6 @@ import { ForbiddenPage, NotFoundPage } from './pages/status-pages.tsx';
 import { SignInPage } from './pages/sign-in.tsx';
 import { can, useMe } from './permissions.tsx';
 import { useSession } from './session.ts';
-import { Shell } from './shell/shell.tsx';
 
 /** A page of the shell: its path, navigation label, the permission it needs, and its lazily loaded module. */
 export interface PageDef {
@@ -35,23 +35,30 @@ const LINKED_PAGES: Omit<PageDef, 'label'>[] = [
   { path: 'tasks/:id', permission: 'task:view', load: () => import('./pages/task.tsx') },
 ];
 
+const loading = (
+  <Center h="100vh">
+    <Loader aria-label="Loading" />
+  </Center>
+);
+
+// The shell (navigation, header, menus) is a chunk of its own: the sign-in page does not need it.
+const Shell = lazy(async () => ({ default: (await import('./shell/shell.tsx')).Shell }));
+
 function RequireSession() {
   const { token } = useSession();
   const location = useLocation();
   if (!token) return <Navigate to="/signin" replace state={{ from: location.pathname + location.search }} />;
-  return <Shell />;
+  return (
+    <Suspense fallback={loading}>
+      <Shell />
+    </Suspense>
+  );
 }
 
 /** A forbidden page shows its own page; its code is not even loaded. */
 function RequirePermission({ code }: { code: string | undefined }) {
   return can(useMe(), code) ? <Outlet /> : <ForbiddenPage />;
 }
-
-const loading = (
-  <Center h="100vh">
-    <Loader aria-label="Loading" />
-  </Center>
-);
 
 export const router = createBrowserRouter(
   [

@@ -1,10 +1,24 @@
 import { createContext, useCallback, useContext, useMemo, useState, type ReactNode } from 'react';
 import { en, type MessageKey } from './en.ts';
-import { zhCN } from './zh-CN.ts';
 
-export const LANGUAGES = { en: { name: 'English', messages: en }, 'zh-CN': { name: '简体中文', messages: zhCN } };
+type Messages = Record<MessageKey, string>;
+
+// English is the default and ships with the sign-in page; every other language is a chunk of its own, loaded
+// when chosen, so each added language or string costs the first load nothing.
+export const LANGUAGES = {
+  en: { name: 'English', load: async (): Promise<Messages> => en },
+  'zh-CN': { name: '简体中文', load: async (): Promise<Messages> => (await import('./zh-CN.ts')).zhCN },
+};
 export type Language = keyof typeof LANGUAGES;
 type Translate = (key: MessageKey, values?: Record<string, string | number>) => string;
+
+const loaded = new Map<Language, Messages>([['en', en]]);
+
+async function load(language: Language): Promise<Messages> {
+  const messages = loaded.get(language) ?? (await LANGUAGES[language].load());
+  loaded.set(language, messages);
+  return messages;
+}
 
 const STORAGE_KEY = 'console.language';
 
@@ -28,20 +42,25 @@ const I18nContext = createContext<I18n | undefined>(undefined);
 /** The language the API is asked to answer in (its error messages), kept beside the UI's. */
 export let currentLanguage: Language = 'en';
 
+/** Loads the language the page starts in; the provider is rendered after it, so no string is ever missing. */
+export async function prepareI18n(): Promise<void> {
+  currentLanguage = initialLanguage();
+  document.documentElement.lang = currentLanguage;
+  await load(currentLanguage);
+}
+
 export function I18nProvider({ children }: { children: ReactNode }) {
-  const [language, setState] = useState(() => {
-    currentLanguage = initialLanguage();
-    document.documentElement.lang = currentLanguage;
-    return currentLanguage;
-  });
+  const [language, setState] = useState(currentLanguage);
   const setLanguage = useCallback((next: Language) => {
     localStorage.setItem(STORAGE_KEY, next);
-    currentLanguage = next;
-    document.documentElement.lang = next;
-    setState(next);
+    void load(next).then(() => {
+      currentLanguage = next;
+      document.documentElement.lang = next;
+      setState(next);
+    });
   }, []);
   const value = useMemo<I18n>(() => {
-    const messages = LANGUAGES[language].messages;
+    const messages = loaded.get(language) ?? en;
     const t: Translate = (key, values) =>
       messages[key].replace(/\{(\w+)\}/g, (whole, name: string) => String(values?.[name] ?? whole));
     return { language, setLanguage, t };
