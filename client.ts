@@ -93,6 +93,32 @@ export type AppRouter = TRPCBuiltRouter<Root, {
           name: string;
           permissions: string[];
         }[];
+        password_generated: boolean;
+      };
+      meta: object;
+    }>;
+    updateMe: TRPCMutationProcedure<{
+      input: {
+        full_name?: string | undefined;
+        email?: string | undefined;
+        mfa_enabled?: boolean | undefined;
+        password?: string | undefined;
+      };
+      output: {
+        id: string;
+        username: string;
+        email: string;
+        full_name: string;
+        avatar: string;
+        status: "active" | "disabled" | "locked";
+        mfa_enabled: boolean;
+        roles: {
+          id: string;
+          name: string;
+        }[];
+        last_login_at: string | null;
+        created_at: string;
+        updated_at: string;
       };
       meta: object;
     }>;

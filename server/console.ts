@@ -216,7 +216,7 @@ async function assemble(
     mailer,
     auth,
     oauth,
-    passwordReset: new PasswordResetService(db, users, mailer),
+    passwordReset: new PasswordResetService(db, users, mailer, config.web.enabled ? config.web.base_path : undefined),
     users,
     roles: new RoleService(db, identities, permissions, audit, new FeedCache(feed, [ROLES_CHANNEL], config.cache.size)),
     orgScopes,

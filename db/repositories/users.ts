@@ -19,6 +19,8 @@ export interface NewUser {
   status: UserRow['status'];
   mfa_enabled: boolean;
   locale: string;
+  /** Null only for a generated password nobody has changed yet (the first start's administrator). */
+  password_changed_at?: null;
 }
 
 export type UserPatch = Partial<
@@ -167,11 +169,11 @@ export async function insertUser(
   await db.dialect.transaction(db.knex, async (trx) => {
     const insertRow = () =>
       db.models.User.query(trx).insert({
+        password_changed_at: now,
         ...user,
         username_key: user.username.toLowerCase(),
         email_key: user.email.toLowerCase(),
         failed_attempts: 0,
-        password_changed_at: now,
         created_at: now,
         updated_at: now,
       });

@@ -49,6 +49,7 @@ export const en = {
   'auth.account_locked': 'account is locked, try again later',
   'auth.user_invalid': 'user is deleted, disabled or locked',
   'auth.wrong_old_password': 'old_password: is wrong',
+  'auth.confirm_password': 'password: your current password is needed to change the email or MFA',
   'auth.logged_out': 'logged out',
   'auth.password_changed': 'password changed; log in again',
   'auth.admin_only': 'administrators only',

@@ -51,6 +51,7 @@ export const zhCN: Catalogue = {
   'auth.account_locked': '账号已锁定，请稍后再试',
   'auth.user_invalid': '用户已删除、停用或锁定',
   'auth.wrong_old_password': 'old_password: 不正确',
+  'auth.confirm_password': 'password: 修改邮箱或 MFA 需要输入当前密码',
   'auth.logged_out': '已退出登录',
   'auth.password_changed': '密码已修改，请重新登录',
   'auth.admin_only': '仅限管理员',

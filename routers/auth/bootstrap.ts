@@ -75,6 +75,7 @@ export async function ensureAdminUser(
           status: 'active',
           mfa_enabled: false,
           locale: 'en',
+          ...(admin.password ? {} : { password_changed_at: null }),
         },
         [role.id],
       );

@@ -27,7 +27,18 @@ export class PasswordResetService {
     private readonly db: Database,
     private readonly users: UserService,
     private readonly mailer: Mailer,
+    /** `web.base_path` while the web console is served: the link opens its reset page. */
+    private readonly consolePath?: string,
   ) {}
+
+  /**
+   * The path (under `server.root_url`) the mail links to. The console's page reads the token from the fragment,
+   * which browsers never send, so it stays out of access logs and Referer headers.
+   */
+  private linkPath(token: string): string {
+    const value = encodeURIComponent(token);
+    return this.consolePath ? `${this.consolePath}/reset-password#token=${value}` : `/reset-password?token=${value}`;
+  }
 
   /**
    * Answers at once, the same whether or not the address belongs to anyone: the lookup, the link and the mail
@@ -50,7 +61,7 @@ export class PasswordResetService {
       const { token } = await issueEmailToken(this.db, user.id, 'password_reset', RESET_TTL_MINUTES * 60_000);
       return {
         to: recipientOf(user),
-        params: { path: `/reset-password?token=${encodeURIComponent(token)}`, minutes: RESET_TTL_MINUTES },
+        params: { path: this.linkPath(token), minutes: RESET_TTL_MINUTES },
       };
     });
   }

@@ -9,7 +9,9 @@ import {
   loginOutput,
   requestPasswordResetInput,
   tokenSchema,
+  updateMeInput,
 } from './schemas.ts';
+import { userSchema } from '../users/schemas.ts';
 
 const tags = ['Authentication'];
 
@@ -80,6 +82,21 @@ export const authRouter = router({
     .input(noInput)
     .output(currentUserSchema)
     .query(({ ctx }) => ctx.services.users.me(ctx.caller, () => ctx.services.permissions.codes())),
+
+  updateMe: authedProcedure
+    .meta({
+      openapi: {
+        method: 'PUT',
+        path: '/auth/me',
+        tags,
+        summary: 'Change your own full name, email or MFA (email and MFA need your password)',
+        description:
+          "Changes the caller's own fields given, without the user:update permission. A new email or turning MFA (codes by email at login) on or off needs the current `password` (missing or wrong → 400 E4001). Written to the audit log as a user update.",
+      },
+    })
+    .input(updateMeInput)
+    .output(userSchema)
+    .mutation(({ ctx, input }) => ctx.services.users.updateOwn(input, { caller: ctx.caller, req: ctx.req })),
 
   logout: authedProcedure
     .meta({

@@ -6,6 +6,9 @@ export const currentUserSchema = userSchema
   .extend({
     permissions: z.array(z.string()),
     roles: z.array(z.object({ id: uuidString, name: z.string(), permissions: z.array(z.string()) })),
+    password_generated: z
+      .boolean()
+      .describe('true while the password is the one generated at the first start (change it)'),
   })
   .meta({ id: 'CurrentUser' });
 
@@ -36,3 +39,11 @@ export const changePasswordInput = z.object({
   old_password: z.string().min(1).max(1024),
   new_password: z.string().min(1).max(128),
 });
+/** The caller's own changes; a new email or an MFA change also needs the current password. */
+export const updateMeInput = z.object({
+  full_name: z.string().max(255).optional(),
+  email: z.email().max(255).optional(),
+  mfa_enabled: z.boolean().optional(),
+  password: z.string().min(1).max(1024).optional(),
+});
+export type UpdateMe = z.infer<typeof updateMeInput>;

@@ -29,6 +29,7 @@ import {
   type IdentityStore,
 } from '../auth/identity.ts';
 import type { PasswordHasher } from '../auth/password-hash.ts';
+import type { UpdateMe } from '../auth/schemas.ts';
 import type { Mailer } from '../mail/mailer.ts';
 import { assignableRoles } from '../roles/assign.ts';
 import { assertMayChange, userTarget } from '../roles/guards.ts';
@@ -47,7 +48,11 @@ import {
 import { loadUserKeys, searchPage, type UserKeys } from './search.ts';
 import { checkPasswordLength } from '../auth/password-policy.ts';
 
-type MeJson = UserJson & { roles: { id: string; name: string; permissions: string[] }[]; permissions: string[] };
+type MeJson = UserJson & {
+  roles: { id: string; name: string; permissions: string[] }[];
+  permissions: string[];
+  password_generated: boolean;
+};
 
 export type CreateUser = z.infer<typeof createUserInput>;
 export type UpdateUser = Omit<z.infer<typeof updateUserInput>, 'id'>;
@@ -135,6 +140,8 @@ export class UserService {
         ...toUserJson(user),
         roles,
         permissions: codes ? [...codes] : [...new Set(roles.flatMap((r) => r.permissions))].sort(),
+        // Only the first start's generated password is stored without a change time (bootstrap.ts).
+        password_generated: user.password_changed_at === null,
       };
       // A lock that ends by time alone changes the status shown: such a view is not kept.
       const lockEnds = lockEndsAt(user);
@@ -268,6 +275,16 @@ export class UserService {
     if (!(await this.hasher.verify(oldPassword, user.password_hash)))
       throw new BadRequestError('auth.wrong_old_password');
     await this.setPassword(user.id, newPassword, 'password_change', actor, 'new_password');
+  }
+
+  /** The caller's own details: a new email or an MFA change takes the current password, as a password change does. */
+  async updateOwn({ password, ...fields }: UpdateMe, actor: Actor): Promise<UserJson> {
+    const user = await this.load(actor.caller.id);
+    const newEmail = fields.email !== undefined && fields.email.toLowerCase() !== user.email.toLowerCase();
+    const newMfa = fields.mfa_enabled !== undefined && fields.mfa_enabled !== user.mfa_enabled;
+    if ((newEmail || newMfa) && !(password && (await this.hasher.verify(password, user.password_hash))))
+      throw new BadRequestError('auth.confirm_password');
+    return this.update(user.id, fields, actor);
   }
 
   /** Ends a lock: a status change like any other, and it undoes the brute-force protection of that account. */
