@@ -27,10 +27,12 @@ function headers() {
   return { 'accept-language': currentLanguage, ...(token ? { authorization: `Bearer ${token}` } : {}) };
 }
 
-// A failure of the sign-in call itself is the sign-in page's to explain; any other 401 means the session is over.
+// A failure of a sign-in call itself (password, MFA code, OAuth callback) is its page's to explain; any other 401
+// means the session is over.
+const SIGN_IN_CALLS = new Set(['auth.login', 'oauth.callback']);
 function onError(error: unknown) {
   if (unanswered(error)) return connectivity.lost();
-  if (error instanceof TRPCClientError && error.data?.httpStatus === 401 && error.data.path !== 'auth.login')
+  if (error instanceof TRPCClientError && error.data?.httpStatus === 401 && !SIGN_IN_CALLS.has(error.data.path))
     session.end('session_expired');
 }
 

@@ -66,6 +66,10 @@ export const router = createBrowserRouter(
       hydrateFallbackElement: loading,
       children: [
         { path: 'signin', element: <SignInPage /> },
+        // Pages a signed-out visitor opens from a mail or a provider's redirect; each a chunk of its own.
+        { path: 'forgot-password', lazy: () => import('./pages/forgot-password.tsx') },
+        { path: 'reset-password', lazy: () => import('./pages/reset-password.tsx') },
+        { path: 'oauth/:name/callback', lazy: () => import('./pages/oauth-callback.tsx') },
         {
           element: <RequireSession />,
           children: [

@@ -1,7 +1,7 @@
 import { useSyncExternalStore } from 'react';
 
 /** Why the last session ended, for the sign-in page to say so. */
-export type EndReason = 'signed_out' | 'session_expired';
+export type EndReason = 'signed_out' | 'session_expired' | 'password_changed';
 
 interface SessionState {
   token: string | undefined;
@@ -27,6 +27,8 @@ export const session = {
   end: (reason: EndReason) => {
     if (state.token) set({ token: undefined, ended: reason });
   },
+  /** What the sign-in page says next without a session to end (a password set through a reset link). */
+  tell: (reason: EndReason) => set({ token: undefined, ended: reason }),
   subscribe(listener: () => void) {
     listeners.add(listener);
     return () => listeners.delete(listener);

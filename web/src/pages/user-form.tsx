@@ -1,10 +1,22 @@
-import { Alert, Button, Group, Modal, MultiSelect, PasswordInput, Select, Stack, TextInput } from '@mantine/core';
+import {
+  Alert,
+  Button,
+  Group,
+  Modal,
+  MultiSelect,
+  PasswordInput,
+  Select,
+  Stack,
+  Switch,
+  TextInput,
+} from '@mantine/core';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import { messageOf, useTRPC } from '../api.ts';
 import { useI18n } from '../i18n/index.tsx';
 import { notify } from '../notify.ts';
 import { useCan } from '../permissions.tsx';
+import { UserAccess } from './user-access.tsx';
 import type { User } from './users.tsx';
 
 /** Creates a user (no `user`) or edits one: the fields the API takes, roles from the role list. */
@@ -21,6 +33,7 @@ export function UserForm({ user, onClose }: { user: User | undefined; onClose: (
     full_name: user?.full_name ?? '',
     status: user?.status === 'disabled' ? 'disabled' : 'active',
     role_ids: user?.roles.map((r) => r.id) ?? [],
+    mfa_enabled: user?.mfa_enabled ?? false,
   });
   const field = (name: 'username' | 'email' | 'password' | 'full_name') => ({
     value: form[name],
@@ -37,9 +50,10 @@ export function UserForm({ user, onClose }: { user: User | undefined; onClose: (
 
   const submit = (event: FormEvent) => {
     event.preventDefault();
-    const { username, email, password, full_name, status, role_ids } = form;
-    if (!user) create.mutate({ username, email, password, full_name, role_ids });
-    else update.mutate({ id: user.id, email, full_name, status: status as 'active' | 'disabled', role_ids });
+    const { username, email, password, full_name, status, role_ids, mfa_enabled } = form;
+    if (!user) create.mutate({ username, email, password, full_name, role_ids, mfa_enabled });
+    else
+      update.mutate({ id: user.id, email, full_name, status: status as 'active' | 'disabled', role_ids, mfa_enabled });
   };
 
   return (
@@ -84,6 +98,11 @@ export function UserForm({ user, onClose }: { user: User | undefined; onClose: (
               comboboxProps={{ withinPortal: true }}
             />
           )}
+          <Switch
+            label={t('users.mfa')}
+            checked={form.mfa_enabled}
+            onChange={(e) => setForm({ ...form, mfa_enabled: e.currentTarget.checked })}
+          />
           <Group justify="flex-end">
             <Button variant="default" onClick={onClose}>
               {t('common.cancel')}
@@ -94,6 +113,7 @@ export function UserForm({ user, onClose }: { user: User | undefined; onClose: (
           </Group>
         </Stack>
       </form>
+      {user && <UserAccess user={user} />}
     </Modal>
   );
 }

@@ -8,6 +8,7 @@ import { useUnreachable } from '../connectivity.ts';
 import { useI18n } from '../i18n/index.tsx';
 import { can, MeContext, type Me } from '../permissions.tsx';
 import { PAGES } from '../routes.tsx';
+import { PasswordNotice } from './password-notice.tsx';
 import { UserMenu } from './user-menu.tsx';
 
 function Navigation({ me, onNavigate }: { me: Me; onNavigate?: () => void }) {
@@ -76,6 +77,7 @@ export function Shell() {
               <Text size="sm">{t('app.unreachable')}</Text>
             </Alert>
           )}
+          <PasswordNotice me={me.data} />
           <Suspense fallback={<Loader aria-label={t('app.loading')} />}>
             <Outlet />
           </Suspense>
