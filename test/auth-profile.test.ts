@@ -1,6 +1,12 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { resetLinkPath } from '../routers/auth/password-reset.ts';
 import { lanes, startConsole, type TestConsole } from './support/harness.ts';
+
+test('a reset link opens the web console page with the token in the fragment, or /reset-password without it', () => {
+  assert.equal(resetLinkPath('a/b+c', '/admin'), '/admin/reset-password#token=a%2Fb%2Bc');
+  assert.equal(resetLinkPath('a/b+c', undefined), '/reset-password?token=a%2Fb%2Bc');
+});
 
 for (const lane of lanes()) {
   describe(`own profile and the generated password [${lane.name}]`, () => {

@@ -18,6 +18,16 @@ export const RESET_TTL_MINUTES = 30;
 /** Reset mails one address gets at most per RESET_TTL_MINUTES, on every node together (counted in the database). */
 export const RESET_MAILS_PER_ADDRESS = 3;
 
+/**
+ * The path (under `server.root_url`) a reset mail links to. The web console's page reads the token from the
+ * fragment, which browsers never send, so it stays out of access logs and Referer headers; without the console
+ * the query form is kept for the frontend that serves that page.
+ */
+export function resetLinkPath(token: string, consolePath: string | undefined): string {
+  const value = encodeURIComponent(token);
+  return consolePath ? `${consolePath}/reset-password#token=${value}` : `/reset-password?token=${value}`;
+}
+
 /** Password reset by email (docs/decisions.md "Mail, MFA and rate limits"): a single-use link valid for RESET_TTL_MINUTES. */
 export class PasswordResetService {
   /** One address's requests one after another, so concurrent ones see each other's links when they count. */
@@ -30,15 +40,6 @@ export class PasswordResetService {
     /** `web.base_path` while the web console is served: the link opens its reset page. */
     private readonly consolePath?: string,
   ) {}
-
-  /**
-   * The path (under `server.root_url`) the mail links to. The console's page reads the token from the fragment,
-   * which browsers never send, so it stays out of access logs and Referer headers.
-   */
-  private linkPath(token: string): string {
-    const value = encodeURIComponent(token);
-    return this.consolePath ? `${this.consolePath}/reset-password#token=${value}` : `/reset-password?token=${value}`;
-  }
 
   /**
    * Answers at once, the same whether or not the address belongs to anyone: the lookup, the link and the mail
@@ -61,7 +62,7 @@ export class PasswordResetService {
       const { token } = await issueEmailToken(this.db, user.id, 'password_reset', RESET_TTL_MINUTES * 60_000);
       return {
         to: recipientOf(user),
-        params: { path: this.linkPath(token), minutes: RESET_TTL_MINUTES },
+        params: { path: resetLinkPath(token, this.consolePath), minutes: RESET_TTL_MINUTES },
       };
     });
   }
