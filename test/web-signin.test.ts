@@ -224,7 +224,12 @@ describe('web console: signing in and the account', { skip: chromiumSkip }, () =
     assert.deepEqual(problems(), []);
     await signOut(page);
 
-    // Opened without the provider's answer, the route says so.
+    // A refusal at the provider is said on the callback page; opened without the provider's answer, it says so.
+    mock.denyNext('access_denied');
+    await page.getByRole('link', { name: 'Sign in with Mock' }).click();
+    await page.getByRole('heading', { name: 'Signing in' }).waitFor();
+    await page.getByRole('alert').waitFor();
+    assert.equal(await page.evaluate('sessionStorage.length'), 0);
     await page.goto(`${base}/admin/oauth/mock/callback`);
     await page
       .getByRole('alert')
