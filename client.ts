@@ -604,6 +604,20 @@ export type AppRouter = TRPCBuiltRouter<Root, {
       };
       meta: object;
     }>;
+    definitions: TRPCQueryProcedure<{
+      input: Record<string, never> | undefined;
+      output: {
+        key: string;
+        description: string;
+        type: "string" | "boolean" | "enum" | "integer";
+        secret: boolean;
+        default: string | null;
+        min: number | null;
+        max: number | null;
+        values: string[] | null;
+      }[];
+      meta: object;
+    }>;
     update: TRPCMutationProcedure<{
       input: {
         [x: string]: string | number | boolean;
@@ -729,6 +743,17 @@ export type AppRouter = TRPCBuiltRouter<Root, {
         total: number;
         current: number;
         page_size: number;
+      };
+      meta: object;
+    }>;
+    counts: TRPCQueryProcedure<{
+      input: Record<string, never> | undefined;
+      output: {
+        pending: number;
+        running: number;
+        success: number;
+        failed: number;
+        cancelled: number;
       };
       meta: object;
     }>;

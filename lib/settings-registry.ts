@@ -11,24 +11,50 @@ export interface SettingDefinition<T = unknown> {
   secret?: boolean;
 }
 
+/** What an editor of a setting needs to know of its value (a form picks its input by `type`). */
+export type SettingKind =
+  | { type: 'integer'; min: number; max: number }
+  | { type: 'boolean' }
+  | { type: 'enum'; values: () => readonly string[] }
+  | { type: 'string' };
+
+// Kept beside the schemas the helpers make, so a declaration says its type once (through its helper).
+const kinds = new WeakMap<z.ZodType, SettingKind>();
+function kindOf<S extends z.ZodType>(schema: S, kind: SettingKind): S {
+  kinds.set(schema, kind);
+  return schema;
+}
+
+/** The kind of a declared setting's value; a schema of no helper's is a free string. */
+export const settingKind = (def: SettingDefinition): SettingKind => kinds.get(def.schema) ?? { type: 'string' };
+
 export const intSetting = (min: number, max: number) =>
-  z
-    .string()
-    .trim()
-    .regex(/^-?\d+$/, 'must be a whole number')
-    .transform(Number)
-    .pipe(z.number().min(min, `must be at least ${min}`).max(max, `must be at most ${max}`));
+  kindOf(
+    z
+      .string()
+      .trim()
+      .regex(/^-?\d+$/, 'must be a whole number')
+      .transform(Number)
+      .pipe(z.number().min(min, `must be at least ${min}`).max(max, `must be at most ${max}`)),
+    { type: 'integer', min, max },
+  );
 
 export const boolSetting = () =>
-  z
-    .string()
-    .trim()
-    .toLowerCase()
-    .pipe(z.enum(['true', 'false'], 'must be true or false'))
-    .transform((v) => v === 'true');
+  kindOf(
+    z
+      .string()
+      .trim()
+      .toLowerCase()
+      .pipe(z.enum(['true', 'false'], 'must be true or false'))
+      .transform((v) => v === 'true'),
+    { type: 'boolean' },
+  );
 
 export const enumSetting = (values: () => readonly string[]) =>
-  z.string().refine((v) => values().includes(v), { error: () => `must be one of ${values().join(', ')}` });
+  kindOf(
+    z.string().refine((v) => values().includes(v), { error: () => `must be one of ${values().join(', ')}` }),
+    { type: 'enum', values },
+  );
 
 /** The declared settings; layers add their own (identity here, task engine and mail in theirs). */
 export class SettingsRegistry {

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { z } from 'zod';
 import { lanes, startConsole, type TestConsole } from './support/harness.ts';
 
 /** docs/decisions.md "Settings and audit": the foundation's keys (routers/settings/definitions.ts) and the task engine's (engine/settings.ts). */
@@ -138,6 +139,54 @@ for (const lane of lanes()) {
       assert.equal(ok.status, 200, ok.text);
       assert.equal(ok.body.data.audit_log_retention_days, '11');
       await put({ audit_log_retention_days: DEFAULTS.audit_log_retention_days });
+    });
+
+    test('definitions: each setting with its type, description and default; a secret is write-only', async () => {
+      const res = await t.request('GET', '/api/system/settings/definitions', { token: admin });
+      assert.equal(res.status, 200, res.text);
+      const byKey = Object.fromEntries(res.body.data.map((d: { key: string }) => [d.key, d]));
+      assert.deepEqual(Object.keys(byKey).sort(), Object.keys(await get()).sort());
+      assert.deepEqual(byKey.password_min_length, {
+        key: 'password_min_length',
+        description: 'Minimum password length',
+        type: 'integer',
+        secret: false,
+        default: '8',
+        min: 6,
+        max: 128,
+        values: null,
+      });
+      assert.equal(byKey.welcome_email_enabled.type, 'boolean');
+      assert.equal(byKey.task_log_storage_backend.type, 'enum');
+      assert.deepEqual(byKey.task_log_storage_backend.values, ['database', 'file']);
+
+      t.c.services.settings.registry.declare({
+        key: 'test_api_secret',
+        description: 'A secret of a test',
+        default: 'initial-secret',
+        schema: z.string().min(4, 'must be at least 4 characters'),
+        secret: true,
+      });
+      const listed = (await t.request('GET', '/api/system/settings/definitions', { token: admin })).body.data;
+      const secret = listed.find((d: { key: string }) => d.key === 'test_api_secret');
+      assert.deepEqual(secret, {
+        key: 'test_api_secret',
+        description: 'A secret of a test',
+        type: 'string',
+        secret: true,
+        default: null,
+        min: null,
+        max: null,
+        values: null,
+      });
+      assert.equal((await put({ test_api_secret: 'abc' })).body.err, 'test_api_secret: must be at least 4 characters');
+      const saved = await put({ test_api_secret: 'new-secret-value' });
+      assert.equal(saved.status, 200, saved.text);
+      assert.doesNotMatch(saved.text, /secret-value/);
+      assert.equal(t.c.services.settings.get('test_api_secret'), 'new-secret-value');
+      const records = await t.request('GET', '/api/audit-logs?resource_type=setting&page_size=100', { token: admin });
+      const record = records.body.data.find((a: { resource_id: string }) => a.resource_id === 'test_api_secret');
+      assert.deepEqual(record.details, {}, 'the audit record carries no value of a secret');
     });
 
     test('a change holds on this node at once', async () => {

@@ -227,6 +227,24 @@ for (const lane of lanes()) {
       assert.ok(params.includes('status') && params.includes('type'), params.join(', '));
     });
 
+    test('counts: pending and running now, failed in the last 24 h, of the tasks the caller sees', async () => {
+      const c = await t.userWith([...TASK_PERMS]);
+      const counts = async (token: string) => (await t.request('GET', '/api/tasks/counts', { token })).body.data;
+      assert.deepEqual(await counts(c.token), { pending: 0, running: 0, success: 0, failed: 0, cancelled: 0 });
+      const adminBefore = await counts(admin);
+      const running = (await t.c.engine.create({ type: 'api_wait', creatorId: c.id }))!;
+      const failed = (await t.c.engine.create({ type: 'api_fail', creatorId: c.id, maxRetries: 0 }))!;
+      await waitStatus(running.id, 'running');
+      await waitStatus(failed.id, 'failed');
+      const others = (await t.c.engine.create({ type: 'api_wait', creatorId: null }))!;
+      assert.deepEqual(await counts(c.token), { pending: 0, running: 1, success: 0, failed: 1, cancelled: 0 });
+      const adminAfter = await counts(admin);
+      assert.ok(adminAfter.failed === adminBefore.failed + 1, 'an administrator counts every task');
+      assert.ok(adminAfter.pending + adminAfter.running >= adminBefore.pending + adminBefore.running + 2);
+      assert.equal((await t.request('GET', '/api/tasks/counts', { token: (await t.userWith([])).token })).status, 403);
+      for (const task of [running, others]) await t.request('POST', `/api/tasks/${task.id}/cancel`, { token: admin });
+    });
+
     test("an administrator's list counts every live task and no deleted one, newest first, read whole", async () => {
       const total = async () => (await t.request('GET', '/api/tasks?page_size=1', { token: admin })).body.total;
       const before = await total();

@@ -120,6 +120,22 @@ function liveOrFinishedSince(db: Database, since: unknown): Knex.QueryBuilder {
     .where((w) => w.whereIn('status', ['pending', 'running']).orWhere('finished_at', '>=', since as string));
 }
 
+/** How many tasks (of one creator or organization, when given) are pending or running, or finished since `since`, by status. */
+export async function countCurrentTasks(
+  db: Database,
+  f: { creatorId?: string; orgId?: string },
+  since: Date,
+): Promise<Record<string, number>> {
+  await db.tasks.settle();
+  const q = liveOrFinishedSince(db, db.dialect.toDbTime(since));
+  if (f.creatorId) q.where('creator_id', f.creatorId);
+  if (f.orgId) q.where('org_id', f.orgId);
+  const rows = await db.read<{ status: string; n: number | string }>(
+    q.select('status').count({ n: '*' }).groupBy('status'),
+  );
+  return Object.fromEntries(rows.map((r) => [r.status, Number(r.n)]));
+}
+
 /** A user's `user`-category tasks (of one organization, when given) that are pending or running, or finished since `since`; newest first. */
 export async function listRecentUserTasks(
   db: Database,

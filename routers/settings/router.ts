@@ -1,6 +1,7 @@
 import { requirePermission, router } from '../common/trpc.ts';
 import { noInput } from '../common/schemas.ts';
-import { settingsMap, updateSettingsInput } from './schemas.ts';
+import { z } from 'zod';
+import { settingDefinitionSchema, settingsMap, updateSettingsInput } from './schemas.ts';
 
 const tags = ['System settings'];
 
@@ -19,6 +20,21 @@ export const settingsRouter = router({
     .output(settingsMap)
     .query(({ ctx }) => ctx.services.settings.publicMap()),
 
+  definitions: requirePermission('system:settings:view')
+    .meta({
+      openapi: {
+        method: 'GET',
+        path: '/system/settings/definitions',
+        tags,
+        summary: 'Every setting with its type, description and default, for a form that edits them',
+        description:
+          'Each declared setting: `type` (`integer` with `min`/`max`, `boolean`, `enum` with its `values`, or `string`), its description and default. A `secret` setting is write-only: `PUT /system/settings` takes it, no answer tells it (nor its default).',
+      },
+    })
+    .input(noInput)
+    .output(z.array(settingDefinitionSchema))
+    .query(({ ctx }) => ctx.services.settings.definitions()),
+
   update: requirePermission('system:settings:update')
     .meta({
       openapi: {
@@ -27,7 +43,7 @@ export const settingsRouter = router({
         tags,
         summary: 'Change some settings (all or nothing); answers the whole map',
         description:
-          'Takes a map of keys to new values. Every value is checked first: an unknown or secret key, or an invalid value → 400 E4001 naming it, and nothing is stored. Each changed key is written to the audit log.',
+          'Takes a map of keys to new values. Every value is checked first: an unknown key or an invalid value → 400 E4001 naming it, and nothing is stored. Each changed key is written to the audit log.',
       },
     })
     .input(updateSettingsInput)

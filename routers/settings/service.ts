@@ -2,9 +2,10 @@ import type { ChangeFeed } from '../../db/change-feed.ts';
 import type { Database } from '../../db/database.ts';
 import { readAllSettings, writeSettings } from '../../db/repositories/settings.ts';
 import { BadRequestError } from '../../lib/errors.ts';
-import type { SettingsRegistry } from '../../lib/settings-registry.ts';
+import { settingKind, type SettingsRegistry } from '../../lib/settings-registry.ts';
 import type { AuditWriter } from '../audit/writer.ts';
 import type { Actor } from '../common/context.ts';
+import type { SettingDefinitionJson } from './schemas.ts';
 
 export const SETTINGS_CHANNEL = 'settings';
 
@@ -65,6 +66,24 @@ export class SettingsService {
     return out;
   }
 
+  /** Every declared setting with what a form needs to edit it; a secret's default is not told either. */
+  definitions(): SettingDefinitionJson[] {
+    return this.registry.all().map((def) => {
+      const kind = settingKind(def);
+      const secret = def.secret === true;
+      return {
+        key: def.key,
+        description: def.description,
+        type: kind.type,
+        secret,
+        default: secret ? null : def.default,
+        min: kind.type === 'integer' ? kind.min : null,
+        max: kind.type === 'integer' ? kind.max : null,
+        values: kind.type === 'enum' ? [...kind.values()] : null,
+      };
+    });
+  }
+
   /**
    * Validates the whole partial map first; saves all of it or nothing. Scalars are stored in their canonical
    * spelling (" 20 " → "20", "TRUE" → "true") so every node reads back what GET shows.
@@ -75,7 +94,7 @@ export class SettingsService {
     const after: Record<string, string> = {};
     for (const [key, value] of Object.entries(values)) {
       const def = this.registry.get(key);
-      if (!def || def.secret) throw new BadRequestError('settings.unknown_key', { key });
+      if (!def) throw new BadRequestError('settings.unknown_key', { key });
       const r = this.registry.parse(key, value);
       if (!r.ok) throw new BadRequestError('settings.invalid_value', { key, reason: r.reason });
       before[key] = this.raw.get(key) ?? def.default;
@@ -86,7 +105,7 @@ export class SettingsService {
     await this.feed.publish(SETTINGS_CHANNEL);
     // One record per key: resource_id stays a key name (it is filtered on and has a bounded width). The values
     // sit under before/after, not under the key's name, so the writer's secret-name masking leaves e.g.
-    // password_min_length readable; secret settings are not writable here at all.
+    // password_min_length readable; a secret setting's record says only that it changed.
     for (const key of Object.keys(after).sort()) {
       await this.audit.write({
         action: 'update',
@@ -94,7 +113,7 @@ export class SettingsService {
         resource_id: key,
         actor: caller,
         req,
-        details: { before: before[key], after: after[key] },
+        details: this.registry.get(key)!.secret ? {} : { before: before[key], after: after[key] },
       });
     }
     return this.publicMap();

@@ -8,6 +8,7 @@ import {
   listTasksInput,
   logBackendList,
   recentTasksOutput,
+  taskCountsOutput,
   taskLogSchema,
   taskLogsInput,
   taskSchema,
@@ -33,6 +34,21 @@ export const tasksRouter = router({
     .input(listTasksInput)
     .output(listOutput(taskSchema))
     .query(({ ctx, input }) => ctx.services.tasks.list(ctx.caller, input, ctx.req)),
+
+  counts: requirePermission('task:list')
+    .meta({
+      openapi: {
+        method: 'GET',
+        path: '/tasks/counts',
+        tags,
+        summary: 'How many tasks are pending or running, and finished each way in the last 24 h',
+        description:
+          "Counts of the tasks `GET /tasks` shows the caller (admins all, others their own; with X-Scope-OrgID that organization's): pending and running now, and success, failed and cancelled among those finished in the last 24 hours.",
+      },
+    })
+    .input(noInput)
+    .output(taskCountsOutput)
+    .query(({ ctx }) => ctx.services.tasks.counts(ctx.caller, ctx.req.orgId)),
 
   get: requirePermission('task:view')
     .meta({

@@ -28,3 +28,13 @@ export const recentTasksOutput = z.array(taskSchema);
 
 /** The 429 of routes that add a pending `user` task (told in the OpenAPI document). */
 export const USER_TASKS_QUOTA = 'the user already has `quota.active_user_tasks` pending or running user tasks';
+
+export const taskCountsOutput = z
+  .object({
+    pending: z.number().int(),
+    running: z.number().int(),
+    success: z.number().int().meta({ description: 'Finished in the last 24 h' }),
+    failed: z.number().int().meta({ description: 'Finished in the last 24 h' }),
+    cancelled: z.number().int().meta({ description: 'Finished in the last 24 h' }),
+  })
+  .meta({ id: 'TaskCounts' });

@@ -1,7 +1,13 @@
 import type { Database } from '../../db/database.ts';
 import { ReadCache } from '../../db/read-cache.ts';
 import { KeptTaskRows } from '../../db/repositories/listed-tasks.ts';
-import { findTask, listRecentUserTasks, listTasks, type ListedTask } from '../../db/repositories/tasks.ts';
+import {
+  countCurrentTasks,
+  findTask,
+  listRecentUserTasks,
+  listTasks,
+  type ListedTask,
+} from '../../db/repositories/tasks.ts';
 import type { TaskEngine } from '../../engine/engine.ts';
 import { toTaskJson, type TaskJson } from '../../engine/types.ts';
 import { NotFoundError } from '../../lib/errors.ts';
@@ -85,6 +91,19 @@ export class TaskService {
       (rows) => Math.min(...rows.map((r) => (r.finished_at ? Date.parse(r.finished_at) + RECENT_MS : Infinity))),
       noCache,
     );
+  }
+
+  /** How many of the tasks the caller sees are pending or running now, and finished each way in the last 24 h. */
+  async counts(caller: Caller, orgId?: string): Promise<Record<TaskJson['status'], number>> {
+    const creatorId = caller.isAdmin ? undefined : caller.id;
+    const n = await countCurrentTasks(this.db, { creatorId, orgId }, new Date(Date.now() - RECENT_MS));
+    return {
+      pending: n.pending ?? 0,
+      running: n.running ?? 0,
+      success: n.success ?? 0,
+      failed: n.failed ?? 0,
+      cancelled: n.cancelled ?? 0,
+    };
   }
 
   cancel(id: string, actor: Actor): Promise<TaskJson> {
