@@ -27,6 +27,13 @@ export const PAGES: PageDef[] = [
     permission: 'task:schedule:list',
     load: () => import('./pages/schedules.tsx'),
   },
+  {
+    path: 'settings',
+    label: 'settings.nav',
+    permission: 'system:settings:view',
+    load: () => import('./pages/settings.tsx'),
+  },
+  { path: 'audit-log', label: 'audit.nav', permission: 'audit_log:list', load: () => import('./pages/audit-log.tsx') },
   { path: 'profile', label: 'nav.profile', load: () => import('./pages/profile.tsx') },
 ];
 

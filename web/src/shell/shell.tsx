@@ -6,9 +6,11 @@ import { NavLink as RouterLink, Outlet, useNavigation } from 'react-router';
 import { useTRPC } from '../api.ts';
 import { useUnreachable } from '../connectivity.ts';
 import { useI18n } from '../i18n/index.tsx';
+import { LiveTasksContext, useLiveTasks } from '../live-tasks.ts';
 import { can, MeContext, type Me } from '../permissions.tsx';
 import { PAGES } from '../routes.tsx';
 import { PasswordNotice } from './password-notice.tsx';
+import { RunningTasks } from './running-tasks.tsx';
 import { UserMenu } from './user-menu.tsx';
 
 function Navigation({ me, onNavigate }: { me: Me; onNavigate?: () => void }) {
@@ -32,6 +34,8 @@ export function Shell() {
   const unreachable = useUnreachable();
   const [drawer, { toggle, close }] = useDisclosure(false);
   const navigation = useNavigation();
+  // One live task stream per tab: the header's count and the pages under it share it.
+  const liveTasks = useLiveTasks(!!me.data && can(me.data, 'task:list'));
   if (!me.data) {
     return (
       <Center h="100vh">
@@ -56,7 +60,10 @@ export function Shell() {
               {t('app.name')}
             </Title>
           </Group>
-          <UserMenu me={me.data} />
+          <Group gap="sm" wrap="nowrap">
+            <RunningTasks me={me.data} tasks={liveTasks.tasks} />
+            <UserMenu me={me.data} />
+          </Group>
         </header>
         <aside className="shell-nav wide-only">
           <Navigation me={me.data} />
@@ -79,7 +86,9 @@ export function Shell() {
           )}
           <PasswordNotice me={me.data} />
           <Suspense fallback={<Loader aria-label={t('app.loading')} />}>
-            <Outlet />
+            <LiveTasksContext.Provider value={liveTasks}>
+              <Outlet />
+            </LiveTasksContext.Provider>
           </Suspense>
         </main>
       </div>
