@@ -196,6 +196,24 @@ describe('web console: settings, audit log, overview', { skip: chromiumSkip }, (
     noProblems();
   });
 
+  test('overview and settings show only what the caller may see', async () => {
+    const viewer = await t.userWith(['user:list', 'system:settings:view']);
+    const other = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+    const seen = watchProblems(other);
+    await signIn(other, `${base}/`, viewer.username, 'password-1');
+    await other.getByRole('group', { name: 'Users', exact: true }).waitFor();
+    for (const name of ['Tasks running', 'Live task activity', 'Recent audit events', /^Running tasks/])
+      assert.equal(await other.getByText(name).count(), 0, String(name));
+    assert.equal(await other.getByRole('link', { name: 'Audit log' }).count(), 0);
+    await other.getByRole('link', { name: 'Settings', exact: true }).click();
+    await other.getByText('You may view these settings but not change them.').waitFor();
+    assert.ok(await field(other, 'password_min_length').isDisabled());
+    assert.equal(await other.getByRole('button', { name: 'Save', exact: true }).count(), 0);
+    assert.equal(await other.getByText('Mail (SMTP)').count(), 0, 'SMTP is for administrators');
+    assert.deepEqual(seen, []);
+    await other.close();
+  });
+
   test('phone width: no page scrolls sideways', async () => {
     await page.setViewportSize({ width: 375, height: 800 });
     for (const path of ['', 'settings', 'audit-log?resource_type=user']) {
