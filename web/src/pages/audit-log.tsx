@@ -5,7 +5,8 @@ import type { inferRouterInputs } from '@trpc/server';
 import type { AppRouter } from 'console-admin/client';
 import { useSearchParams } from 'react-router';
 import { useTRPC } from '../api.ts';
-import { refusalOf, Refused } from '../field-error.tsx';
+import { placeError } from '../field-error.ts';
+import { Refused } from '../refused.tsx';
 import { useI18n } from '../i18n/index.tsx';
 import { useCan } from '../permissions.tsx';
 import { PagePicker } from '../page-picker.tsx';
@@ -67,8 +68,8 @@ export function Component() {
   const input = inputOf(query);
   const list = useQuery({ ...trpc.audit.list.queryOptions(input), placeholderData: keepPreviousData });
   const pages = Math.max(1, Math.ceil((list.data?.total ?? 0) / PAGE_SIZE));
-  const refusal = refusalOf(list.error, FILTERS);
-  const errorOf = (name: Filter) => (refusal?.field === name ? refusal.message : undefined);
+  const refusal = placeError(list.error, FILTERS);
+  const errorOf = refusal.at;
 
   // Each change of a filter goes back to the first page, and replaces the address rather than adding history.
   const setFilter = (name: Filter, value: string) =>
@@ -113,7 +114,7 @@ export function Component() {
           {t('audit.clear')}
         </Button>
       </Group>
-      <Refused refusal={refusal} />
+      <Refused message={refusal.general} />
       <AuditTable records={list.data?.data ?? []} />
       {list.data?.data.length === 0 && <Text c="dimmed">{t('common.empty')}</Text>}
       <PagePicker pages={pages} page={input.current ?? 1} onChange={setPage} />

@@ -15,7 +15,8 @@ import type { inferRouterOutputs } from '@trpc/server';
 import type { AppRouter } from 'console-admin/client';
 import { useState, type FormEvent } from 'react';
 import { messageOf, useTRPC } from '../api.ts';
-import { refusalOf, Refused } from '../field-error.tsx';
+import { placeError } from '../field-error.ts';
+import { Refused } from '../refused.tsx';
 import { useI18n } from '../i18n/index.tsx';
 import { notify } from '../notify.ts';
 import { useCan, useMe } from '../permissions.tsx';
@@ -94,7 +95,7 @@ function SettingsForm({ definitions, saved }: { definitions: Definition[]; saved
       },
     }),
   );
-  const refusal = refusalOf(
+  const refusal = placeError(
     update.error,
     definitions.map((d) => d.key),
   );
@@ -107,13 +108,13 @@ function SettingsForm({ definitions, saved }: { definitions: Definition[]; saved
     <form onSubmit={submit} noValidate>
       <Stack maw={560}>
         {!editable && <Alert color="gray">{t('settings.read_only')}</Alert>}
-        <Refused refusal={refusal} />
+        <Refused message={refusal.general} />
         {definitions.map((def) => (
           <SettingField
             key={def.key}
             def={def}
             value={values[def.key] ?? ''}
-            error={refusal?.field === def.key ? refusal.message : undefined}
+            error={refusal.at(def.key)}
             disabled={!editable}
             onChange={(value) => setValues((now) => ({ ...now, [def.key]: value }))}
           />

@@ -4,7 +4,8 @@ import type { inferRouterInputs, inferRouterOutputs } from '@trpc/server';
 import type { AppRouter } from 'console-admin/client';
 import { useState, type FormEvent } from 'react';
 import { messageOf, useTRPC } from '../api.ts';
-import { refusalOf, Refused } from '../field-error.tsx';
+import { placeError } from '../field-error.ts';
+import { Refused } from '../refused.tsx';
 import { useI18n } from '../i18n/index.tsx';
 import { notify } from '../notify.ts';
 import { SmtpTest } from './smtp-test.tsx';
@@ -30,8 +31,8 @@ function SmtpForm({ stored }: { stored: Stored }) {
       },
     }),
   );
-  const refusal = refusalOf(update.error, FIELDS);
-  const errorOf = (field: string) => (refusal?.field === field ? refusal.message : undefined);
+  const refusal = placeError(update.error, FIELDS);
+  const errorOf = refusal.at;
   const submit = (event: FormEvent) => {
     event.preventDefault();
     update.mutate(form);
@@ -40,7 +41,7 @@ function SmtpForm({ stored }: { stored: Stored }) {
     <>
       <form onSubmit={submit} noValidate>
         <Stack maw={560}>
-          <Refused refusal={refusal} />
+          <Refused message={refusal.general} />
           {TEXT_FIELDS.map((name) => (
             <TextInput
               key={name}

@@ -2,7 +2,8 @@ import { Alert, Button, Group, Modal, Stack, Textarea, TextInput } from '@mantin
 import { useMutation } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import { useTRPC } from '../api.ts';
-import { refusalOf, Refused } from '../field-error.tsx';
+import { placeError } from '../field-error.ts';
+import { Refused } from '../refused.tsx';
 import { useI18n } from '../i18n/index.tsx';
 
 /** Sends one email through the stored SMTP settings and says how it went. */
@@ -11,8 +12,8 @@ export function SmtpTest({ onClose }: { onClose: () => void }) {
   const trpc = useTRPC();
   const [mail, setMail] = useState({ to: '', subject: t('smtp.test_subject'), body: t('smtp.test_body') });
   const send = useMutation(trpc.smtp.test.mutationOptions());
-  const refusal = refusalOf(send.error, ['to', 'subject', 'body']);
-  const errorOf = (field: string) => (refusal?.field === field ? refusal.message : undefined);
+  const refusal = placeError(send.error, ['to', 'subject', 'body']);
+  const errorOf = refusal.at;
   const bind = (name: keyof typeof mail) => ({
     value: mail[name],
     error: errorOf(name),
@@ -37,7 +38,7 @@ export function SmtpTest({ onClose }: { onClose: () => void }) {
               {send.data.message}
             </Alert>
           )}
-          <Refused refusal={refusal} />
+          <Refused message={refusal.general} />
           <TextInput label={t('smtp.to')} type="email" required {...bind('to')} />
           <TextInput label={t('smtp.subject')} required {...bind('subject')} />
           <Textarea label={t('smtp.body')} required autosize minRows={3} {...bind('body')} />
