@@ -466,6 +466,27 @@ export type AppRouter = TRPCBuiltRouter<Root, {
       };
       meta: object;
     }>;
+    mine: TRPCQueryProcedure<{
+      input: {
+        current?: number | undefined;
+        page_size?: number | undefined;
+        search?: string | undefined;
+      };
+      output: {
+        data: {
+          id: string;
+          name: string;
+          description: string;
+          status: "active" | "disabled";
+          created_at: string;
+          updated_at: string;
+        }[];
+        total: number;
+        current: number;
+        page_size: number;
+      };
+      meta: object;
+    }>;
     get: TRPCQueryProcedure<{
       input: {
         id: string;
@@ -587,7 +608,9 @@ export type AppRouter = TRPCBuiltRouter<Root, {
   };
   permissions: {
     list: TRPCQueryProcedure<{
-      input: Record<string, never> | undefined;
+      input: {
+        scope?: "organization" | undefined;
+      } | undefined;
       output: {
         code: string;
         name: string;

@@ -569,6 +569,49 @@ for (const lane of lanes()) {
         [task.id],
       );
     });
+
+    test('GET /auth/me/organizations lists the organizations the caller may act in, whatever the header says', async () => {
+      const [a, b, disabled] = [await createOrg(), await createOrg(), await createOrg({ status: 'disabled' })];
+      const user = await plainUser();
+      const mine = async (query = '', headers = {}) =>
+        t.request('GET', `/api/auth/me/organizations?page_size=100${query}`, { token: user.token, headers });
+      const none = await mine();
+      assert.equal(none.status, 200);
+      assert.deepEqual([none.body.data, none.body.total], [[], 0]);
+
+      assert.equal((await putMember(a.id, user.id, [])).status, 200);
+      assert.equal((await putMember(disabled.id, user.id, [])).status, 200);
+      const listed = await mine('', inOrg(a.id));
+      assert.deepEqual(
+        listed.body.data.map((o: { id: string }) => o.id),
+        [disabled.id, a.id],
+      );
+      assert.deepEqual(
+        Object.keys(listed.body.data[0]).sort(),
+        ORG_KEYS.filter((k) => k !== 'members'),
+      );
+      assert.equal(listed.body.data[0].status, 'disabled');
+      assert.deepEqual(
+        (await mine(`&search=${encodeURIComponent(a.name)}`)).body.data.map((o: { id: string }) => o.id),
+        [a.id],
+      );
+      // Administrators may act in every organization, so every one is theirs.
+      const all = ok<{ id: string }[]>(
+        await t.request('GET', '/api/auth/me/organizations?page_size=100', { token: admin }),
+      ).map((o) => o.id);
+      for (const org of [a, b, disabled]) assert.ok(all.includes(org.id), org.name);
+
+      assert.equal(
+        (await t.request('DELETE', `/api/organizations/${a.id}/members/${user.id}`, { token: admin })).status,
+        200,
+      );
+      assert.deepEqual(
+        (await mine()).body.data.map((o: { id: string }) => o.id),
+        [disabled.id],
+      );
+      assertError(await mine('&page_size=0'), 400, 'E4001', /page_size/);
+      assertError(await t.request('GET', '/api/auth/me/organizations'), 401, 'E4011');
+    });
   });
 }
 

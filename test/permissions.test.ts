@@ -70,6 +70,27 @@ for (const lane of lanes()) {
       assert.deepEqual(ok(await t.request('GET', '/api/permissions?page_size=1', { token: admin })), list);
     });
 
+    test('GET /permissions?scope=organization keeps the codes an organization role may hold', async () => {
+      const res = await t.request('GET', '/api/permissions?scope=organization', { token: admin });
+      const codes = ok<{ code: string }[]>(res).map((p) => p.code);
+      assert.ok(codes.includes('task:list') && codes.includes('org:member:update'));
+      assert.ok(!codes.includes('user:list') && !codes.includes('role:create'));
+      // Each one is accepted in an organization's role.
+      const org = ok(
+        await t.request('POST', '/api/organizations', { token: admin, body: { name: unique('org') } }),
+        201,
+      );
+      const role = ok(
+        await t.request('POST', '/api/roles', {
+          token: admin,
+          body: { name: unique('r'), permissions: codes, org_id: org.id },
+        }),
+        201,
+      );
+      assert.deepEqual(role.permissions, [...codes].sort());
+      assertError(await t.request('GET', '/api/permissions?scope=global', { token: admin }), 400, 'E4001', /scope/);
+    });
+
     test('GET /permissions needs permission:list', async () => {
       const holder = await t.userWith(['permission:list']);
       assert.ok((await catalogue(holder.token)).length > 0);

@@ -17,14 +17,15 @@ export interface Membership {
   permissions: string[];
 }
 
-/** A page of live organizations, newest first; `id` narrows it to that one. */
+/** A page of live organizations, newest first; `id` narrows it to that one, `memberId` to those the user belongs to. */
 export async function listOrganizations(
   db: Database,
-  opts: { offset: number; limit: number; search?: string; id?: string },
+  opts: { offset: number; limit: number; search?: string; id?: string; memberId?: string },
 ): Promise<{ rows: OrganizationModel[]; total: number }> {
   const query = db.models.Organization.query();
   if (opts.search) query.onBuildKnex((knexQuery) => whereContains(knexQuery, ['name'], opts.search!));
   if (opts.id) query.where('id', opts.id);
+  if (opts.memberId) query.whereIn('id', db.knex(db.t.orgMembers).where('user_id', opts.memberId).select('org_id'));
   const total = await query.clone().resultSize();
   const rows = await query
     .orderBy([

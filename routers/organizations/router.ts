@@ -1,6 +1,6 @@
 import { translate } from '../../lib/messages/index.ts';
 import { idParam, listOutput, messageOutput, searchInput } from '../common/schemas.ts';
-import { requirePermission, router } from '../common/trpc.ts';
+import { authedProcedure, requirePermission, router } from '../common/trpc.ts';
 import {
   createOrganizationInput,
   memberParams,
@@ -27,6 +27,22 @@ export const organizationsRouter = router({
     .input(searchInput)
     .output(listOutput(organizationSchema))
     .query(({ ctx, input }) => ctx.services.organizations.list(input, ctx.req.orgId)),
+
+  mine: authedProcedure
+    .meta({
+      list: true,
+      openapi: {
+        method: 'GET',
+        path: '/auth/me/organizations',
+        tags,
+        summary: 'The organizations the caller may act in (search on name), for choosing X-Scope-OrgID',
+        description:
+          'A page of the organizations the caller belongs to, newest first, disabled ones included (acting in one → 403 E4031); an administrator gets every organization. X-Scope-OrgID does not narrow it.',
+      },
+    })
+    .input(searchInput)
+    .output(listOutput(organizationSchema))
+    .query(({ ctx, input }) => ctx.services.organizations.mine(input, ctx.caller)),
 
   get: requirePermission('org:view')
     .meta({

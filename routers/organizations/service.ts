@@ -56,6 +56,12 @@ export class OrganizationService {
     return cachedListPage(this.pages, p, (q) => listOrganizations(this.db, q), toOrganizationJson, { id: scope });
   }
 
+  /** The organizations the caller may name in `X-Scope-OrgID`: an administrator's every one, anyone else's their own. */
+  mine(p: PageQuery, caller: Caller) {
+    const memberId = caller.isAdmin ? undefined : caller.id;
+    return cachedListPage(this.pages, p, (q) => listOrganizations(this.db, q), toOrganizationJson, { memberId });
+  }
+
   async get(id: string, scope?: string): Promise<OrganizationDetailJson> {
     const org = await this.load(id, scope);
     return { ...toOrganizationJson(org), members: await listMembers(this.db, id) };

@@ -1,6 +1,5 @@
 import { requirePermission, router } from '../common/trpc.ts';
-import { permissionList } from './schemas.ts';
-import { noInput } from '../common/schemas.ts';
+import { listPermissionsInput, permissionList } from './schemas.ts';
 
 export const permissionsRouter = router({
   list: requirePermission('permission:list')
@@ -11,10 +10,10 @@ export const permissionsRouter = router({
         tags: ['Permissions'],
         summary: 'The permission catalogue',
         description:
-          'Every permission code a role can hold, with its name and module, as declared in the code (not editable).',
+          "Every permission code a role can hold, with its name and module, as declared in the code (not editable); `scope=organization` keeps those an organization's role may hold.",
       },
     })
-    .input(noInput)
+    .input(listPermissionsInput)
     .output(permissionList)
-    .query(({ ctx }) => ctx.services.permissions.list()),
+    .query(({ ctx, input }) => ctx.services.permissions.list(input?.scope === 'organization')),
 });

@@ -9,3 +9,11 @@ export const permissionSchema = z
   .meta({ id: 'Permission' });
 export type Permission = z.infer<typeof permissionSchema>;
 export const permissionList = z.array(permissionSchema);
+
+export const listPermissionsInput = z
+  .object({
+    scope: z.enum(['organization']).optional().meta({
+      description: "With `organization`, only the codes an organization's role may hold (those that act within one)",
+    }),
+  })
+  .optional();

@@ -83,8 +83,11 @@ export class PermissionCatalogue {
     return this.byCode.get(code)?.orgScoped === true;
   }
 
-  list(): Permission[] {
-    return [...this.byCode.values()].map(({ code, name, module }) => ({ code, name, module }));
+  /** The catalogue; `orgScopedOnly` keeps what an organization's role may hold. */
+  list(orgScopedOnly = false): Permission[] {
+    return [...this.byCode.values()]
+      .filter((p) => !orgScopedOnly || p.orgScoped)
+      .map(({ code, name, module }) => ({ code, name, module }));
   }
 
   defaultsFor(role: DefaultRole): string[] {
