@@ -6,6 +6,7 @@ import { EventSource } from 'eventsource';
 import { serviceRoot } from './config.ts';
 import { connectivity } from './connectivity.ts';
 import { currentLanguage } from './i18n/index.tsx';
+import { orgScope } from './org-scope.ts';
 import { session } from './session.ts';
 
 export type ApiError = TRPCClientError<AppRouter>;
@@ -26,6 +27,15 @@ function headers() {
   const token = session.token();
   return { 'accept-language': currentLanguage, ...(token ? { authorization: `Bearer ${token}` } : {}) };
 }
+
+/** Every call acts in the organization chosen in the header's switcher. */
+function scopedHeaders() {
+  const org = orgScope.get();
+  return { ...headers(), ...(org ? { 'x-scope-orgid': org } : {}) };
+}
+
+// The switcher's own list goes unscoped: an organization the caller has left must not keep it from loading.
+const UNSCOPED = new Set(['organizations.mine']);
 
 // A failure of a sign-in call itself (password, MFA code, OAuth callback) is its page's to explain; any other 401
 // means the session is over.
@@ -48,6 +58,8 @@ export const queryClient = new QueryClient({
   },
 });
 connectivity.onRecover(() => void queryClient.invalidateQueries());
+// Every answer may differ in another organization.
+orgScope.subscribe(() => void queryClient.invalidateQueries());
 
 const url = `${serviceRoot}trpc`;
 export const trpcClient = createTRPCClient<AppRouter>({
@@ -60,10 +72,14 @@ export const trpcClient = createTRPCClient<AppRouter>({
         EventSource,
         eventSourceOptions: () => ({
           fetch: (input: string | URL | Request, init?: RequestInit) =>
-            fetch(input, { ...init, headers: { ...init?.headers, ...headers() } }),
+            fetch(input, { ...init, headers: { ...init?.headers, ...scopedHeaders() } }),
         }),
       }),
-      false: httpBatchLink({ url, headers }),
+      false: splitLink({
+        condition: (op) => UNSCOPED.has(op.path),
+        true: httpBatchLink({ url, headers }),
+        false: httpBatchLink({ url, headers: scopedHeaders }),
+      }),
     }),
   ],
 });

@@ -20,6 +20,19 @@ export interface PageDef {
 export const PAGES: PageDef[] = [
   { path: '', label: 'nav.overview', load: () => import('./pages/overview.tsx') },
   { path: 'users', label: 'nav.users', permission: 'user:list', load: () => import('./pages/users.tsx') },
+  { path: 'roles', label: 'nav.roles', permission: 'role:list', load: () => import('./pages/roles.tsx') },
+  {
+    path: 'organizations',
+    label: 'nav.organizations',
+    permission: 'org:list',
+    load: () => import('./pages/organizations.tsx'),
+  },
+  {
+    path: 'permissions',
+    label: 'nav.permissions',
+    permission: 'permission:list',
+    load: () => import('./pages/permissions.tsx'),
+  },
   { path: 'tasks', label: 'nav.tasks', permission: 'task:list', load: () => import('./pages/tasks.tsx') },
   {
     path: 'schedules',

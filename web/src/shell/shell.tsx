@@ -11,6 +11,7 @@ import { can, MeContext, type Me } from '../permissions.tsx';
 import { PAGES } from '../routes.tsx';
 import { PasswordNotice } from './password-notice.tsx';
 import { RunningTasks } from './running-tasks.tsx';
+import { OrgSwitcher, useForgetStaleOrganization } from './org-switcher.tsx';
 import { UserMenu } from './user-menu.tsx';
 
 function Navigation({ me, onNavigate }: { me: Me; onNavigate?: () => void }) {
@@ -36,6 +37,7 @@ export function Shell() {
   const navigation = useNavigation();
   // One live task stream per tab: the header's count and the pages under it share it.
   const liveTasks = useLiveTasks(!!me.data && can(me.data, 'task:list'));
+  useForgetStaleOrganization();
   if (!me.data) {
     return (
       <Center h="100vh">
@@ -62,6 +64,7 @@ export function Shell() {
           </Group>
           <Group gap="sm" wrap="nowrap">
             <RunningTasks me={me.data} tasks={liveTasks.tasks} />
+            <OrgSwitcher />
             <UserMenu me={me.data} />
           </Group>
         </header>

@@ -1,0 +1,95 @@
+import { Badge, Button, Table } from '@mantine/core';
+import { keepPreviousData, useQuery } from '@tanstack/react-query';
+import { useState } from 'react';
+import { trpcClient, useTRPC } from '../api.ts';
+import { ConfirmDelete } from '../confirm-delete.tsx';
+import { formatTime } from '../format.ts';
+import { useI18n } from '../i18n/index.tsx';
+import { ListPage, RowActions, usePagedSearch } from '../list-controls.tsx';
+import type { Organization } from '../my-organizations.ts';
+import { useCan } from '../permissions.tsx';
+import { OrganizationForm } from './organization-form.tsx';
+import { OrganizationMembers } from './organization-members.tsx';
+
+const PAGE_SIZE = 20;
+
+export function Component() {
+  const { t, language } = useI18n();
+  const can = useCan();
+  const trpc = useTRPC();
+  const paged = usePagedSearch();
+  const [editing, setEditing] = useState<Organization | 'new' | undefined>();
+  const [members, setMembers] = useState<Organization | undefined>();
+  const [deleting, setDeleting] = useState<Organization | undefined>();
+  const list = useQuery({
+    ...trpc.organizations.list.queryOptions({ ...paged.query, page_size: PAGE_SIZE }),
+    placeholderData: keepPreviousData,
+  });
+
+  return (
+    <>
+      <ListPage
+        title={t('orgs.title')}
+        create={can('org:create') && <Button onClick={() => setEditing('new')}>{t('orgs.create')}</Button>}
+        search={paged}
+        error={list.error}
+        rows={list.data?.data.length}
+        total={list.data?.total ?? 0}
+        pageSize={PAGE_SIZE}
+        columns={[t('orgs.name'), t('orgs.description'), t('orgs.status'), t('orgs.created'), t('common.actions')]}
+        minWidth={720}
+      >
+        {list.data?.data.map((org) => (
+          <Table.Tr key={org.id}>
+            <Table.Td>{org.name}</Table.Td>
+            <Table.Td>{org.description}</Table.Td>
+            <Table.Td>
+              <Badge variant="dot" color={org.status === 'active' ? 'green' : 'gray'}>
+                {t(`status.${org.status}`)}
+              </Badge>
+            </Table.Td>
+            <Table.Td>{formatTime(org.created_at, language)}</Table.Td>
+            <Table.Td>
+              <RowActions
+                actions={[
+                  {
+                    label: t('orgs.members_of', { name: org.name }),
+                    text: t('orgs.members'),
+                    onClick: () => setMembers(org),
+                    allowed: can('org:view'),
+                  },
+                  {
+                    label: t('orgs.edit_one', { name: org.name }),
+                    text: t('common.edit'),
+                    onClick: () => setEditing(org),
+                    allowed: can('org:update'),
+                  },
+                  {
+                    label: t('orgs.delete_one', { name: org.name }),
+                    text: t('common.delete'),
+                    onClick: () => setDeleting(org),
+                    danger: true,
+                    allowed: can('org:delete'),
+                  },
+                ]}
+              />
+            </Table.Td>
+          </Table.Tr>
+        ))}
+      </ListPage>
+      {editing && (
+        <OrganizationForm org={editing === 'new' ? undefined : editing} onClose={() => setEditing(undefined)} />
+      )}
+      {members && <OrganizationMembers org={members} onClose={() => setMembers(undefined)} />}
+      {deleting && (
+        <ConfirmDelete
+          title={t('orgs.delete_one', { name: deleting.name })}
+          text={t('orgs.delete_confirm', { name: deleting.name })}
+          remove={() => trpcClient.organizations.delete.mutate({ id: deleting.id })}
+          changed={trpc.organizations.pathFilter()}
+          onClose={() => setDeleting(undefined)}
+        />
+      )}
+    </>
+  );
+}
