@@ -222,6 +222,29 @@ describe('web console: roles, organizations, permissions', { skip: chromiumSkip 
     assert.deepEqual(problems, []);
   });
 
+  test("actions follow the caller's permissions: a role grants only what its maker holds", async () => {
+    const maker = await t.userWith(['role:list', 'role:create', 'permission:list', 'user:list']);
+    const own = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+    const ownProblems = watchProblems(own);
+    await signIn(own, `${base}/admin/roles`, maker.username, 'password-1');
+    await own.getByRole('cell', { name: `role-${maker.username}`, exact: true }).waitFor();
+    assert.equal(await own.getByRole('button', { name: /^(Edit|Delete) / }).count(), 0);
+    assert.equal(await own.getByRole('link', { name: 'Organizations', exact: true }).count(), 0);
+    await own.getByRole('button', { name: 'Create role' }).click();
+    const matrix = own.getByRole('dialog');
+    assert.equal(await matrix.getByRole('checkbox', { name: 'List users' }).isEnabled(), true);
+    assert.equal(await matrix.getByRole('checkbox', { name: 'Delete users' }).isEnabled(), false);
+    // The module's checkbox sets only what the maker may grant, so it stays part checked.
+    await matrix.getByRole('checkbox', { name: 'All of Users' }).click();
+    assert.equal(await matrix.getByRole('checkbox', { name: 'List users' }).isChecked(), true);
+    await field(matrix as unknown as Page, 'Name').fill('listers');
+    await matrix.getByRole('button', { name: 'Create role' }).click();
+    await own.getByRole('cell', { name: 'listers', exact: true }).waitFor();
+    assert.deepEqual((await roleNamed('listers')).permissions, ['user:list']);
+    assert.deepEqual(ownProblems, []);
+    await own.close();
+  });
+
   test('phone width: no page scrolls sideways', async () => {
     await page.setViewportSize({ width: 375, height: 800 });
     for (const [path, heading] of [

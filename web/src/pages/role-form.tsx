@@ -1,7 +1,7 @@
 import { Alert, Loader, Select } from '@mantine/core';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
-import { useTRPC } from '../api.ts';
+import { messageOf, useTRPC } from '../api.ts';
 import { placeError } from '../field-error.ts';
 import { FormDialog, NameFields } from '../form-dialog.tsx';
 import { useI18n } from '../i18n/index.tsx';
@@ -83,6 +83,11 @@ export function RoleForm({ role, onClose }: { role: Role | undefined; onClose: (
           {error.at('permissions')}
         </Alert>
       )}
+      {catalogue.error && (
+        <Alert color="red" role="alert">
+          {messageOf(catalogue.error)}
+        </Alert>
+      )}
       {catalogue.data ? (
         <PermissionMatrix
           permissions={catalogue.data}
@@ -91,7 +96,7 @@ export function RoleForm({ role, onClose }: { role: Role | undefined; onClose: (
           grantable={can}
         />
       ) : (
-        <Loader aria-label={t('app.loading')} />
+        !catalogue.error && <Loader aria-label={t('app.loading')} />
       )}
     </FormDialog>
   );
