@@ -202,6 +202,22 @@ describe('web console: roles, organizations, permissions', { skip: chromiumSkip 
     assert.equal(scopes.at(-1), undefined);
     assert.equal(await page.evaluate('sessionStorage.getItem("console.org")'), null);
     assert.deepEqual(problems, []);
+
+    // An organization chosen and then deleted is forgotten at the next load, not refused on every call.
+    const gone = await api('POST', '/api/organizations', { name: 'Gamma' });
+    await page.reload();
+    await choose(page.locator('header'), 'Organization', 'Gamma');
+    await page.waitForFunction(`sessionStorage.getItem('console.org') === '${gone.id}'`);
+    await api('DELETE', `/api/organizations/${gone.id}`);
+    await page.reload();
+    await page.getByRole('cell', { name: 'beta-role', exact: true }).waitFor();
+    assert.equal(await page.getByRole('combobox', { name: 'Organization' }).inputValue(), 'All');
+    assert.equal(await page.evaluate('sessionStorage.getItem("console.org")'), null);
+    // Only the calls made before the list said so were refused.
+    assert.deepEqual(
+      problems.splice(0).filter((p) => !/status of 404/.test(p)),
+      [],
+    );
   });
 
   test('a name with markup is shown as text, never run', async () => {
