@@ -36,7 +36,7 @@ export function OrgSwitcher() {
       onChange={(value) => orgScope.set(value && value !== ALL ? value : undefined)}
       allowDeselect={false}
       searchable
-      w={120}
+      className="org-switcher"
       size="xs"
       comboboxProps={{ withinPortal: true, width: 240, position: 'bottom-end' }}
     />

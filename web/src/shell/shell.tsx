@@ -62,7 +62,7 @@ export function Shell() {
               {t('app.name')}
             </Title>
           </Group>
-          <Group gap="sm" wrap="nowrap">
+          <Group gap="xs" wrap="nowrap">
             <RunningTasks me={me.data} tasks={liveTasks.tasks} />
             <OrgSwitcher />
             <UserMenu me={me.data} />
