@@ -32,7 +32,11 @@ for (const lane of lanes()) {
       const database = freshDatabase(lane);
       const { logger, lines } = captureLogs('debug');
       const results = await Promise.allSettled(
-        [0, 1, 2].map((i) => startConsole(lane, { database }, { logger }, { keepTables: i > 0 })),
+        // Nodes of one database share one encryption key, as a deployment of several nodes must (without it each
+        // start warns that the generated secrets are stored unsealed, or that a key file was made).
+        [0, 1, 2].map((i) =>
+          startConsole(lane, { database, global: { encrypt_key: 'k'.repeat(32) } }, { logger }, { keepTables: i > 0 }),
+        ),
       );
       const started = results.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
       try {

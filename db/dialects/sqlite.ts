@@ -110,11 +110,15 @@ export const sqliteDialect: Dialect = {
   },
   knexConfig: (o) => ({
     client: 'better-sqlite3',
-    // Resolved at the first connection, not at open: `console backup` of a missing database creates none.
-    connection: () => {
-      if (o.path !== ':memory:' && !existsSync(o.path)) createPrivateFile(o.path);
-      return { filename: o.path };
-    },
+    // Resolved at the first connection, not at open: `console backup` of a missing database creates none. The
+    // function also carries `filename`, which knex looks for at open and warns without.
+    connection: Object.assign(
+      () => {
+        if (o.path !== ':memory:' && !existsSync(o.path)) createPrivateFile(o.path);
+        return { filename: o.path };
+      },
+      { filename: o.path },
+    ),
     useNullAsDefault: true,
     // One connection: SQLite has one writer, and a single connection keeps reads consistent with writes.
     pool: {
