@@ -6,10 +6,10 @@ import type { AppRouter } from 'console-admin/client';
 import { useSearchParams } from 'react-router';
 import { useTRPC } from '../api.ts';
 import { placeError } from '../field-error.ts';
+import { PageNav } from '../list-controls.tsx';
 import { Refused } from '../refused.tsx';
 import { useI18n } from '../i18n/index.tsx';
 import { useCan } from '../permissions.tsx';
-import { PagePicker } from '../page-picker.tsx';
 import { AuditTable } from './audit-table.tsx';
 
 type ListInput = inferRouterInputs<AppRouter>['audit']['list'];
@@ -67,7 +67,6 @@ export function Component() {
   const [query] = useDebouncedValue(params.toString(), 300);
   const input = inputOf(query);
   const list = useQuery({ ...trpc.audit.list.queryOptions(input), placeholderData: keepPreviousData });
-  const pages = Math.max(1, Math.ceil((list.data?.total ?? 0) / PAGE_SIZE));
   const refusal = placeError(list.error, FILTERS);
   const errorOf = refusal.at;
 
@@ -117,7 +116,7 @@ export function Component() {
       <Refused message={refusal.general} />
       <AuditTable records={list.data?.data ?? []} />
       {list.data?.data.length === 0 && <Text c="dimmed">{t('common.empty')}</Text>}
-      <PagePicker pages={pages} page={input.current ?? 1} onChange={setPage} />
+      <PageNav total={list.data?.total ?? 0} pageSize={PAGE_SIZE} page={input.current ?? 1} onChange={setPage} />
     </Stack>
   );
 }
