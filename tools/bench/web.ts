@@ -11,7 +11,10 @@ const rounds = Number(process.env.BENCH_ROUNDS ?? 10);
 async function visit(page: Page, link: string, rows: number): Promise<number> {
   const started = performance.now();
   await page.getByRole('link', { name: link, exact: true }).click();
-  await page.locator('main table tbody tr').nth(rows - 1).waitFor();
+  await page
+    .locator('main table tbody tr')
+    .nth(rows - 1)
+    .waitFor();
   return performance.now() - started;
 }
 
