@@ -1,7 +1,6 @@
 import { requirePermission, router } from '../common/trpc.ts';
 import { noInput } from '../common/schemas.ts';
-import { z } from 'zod';
-import { settingDefinitionSchema, settingsMap, updateSettingsInput } from './schemas.ts';
+import { settingDefinitionsOutput, settingsMap, updateSettingsInput } from './schemas.ts';
 
 const tags = ['System settings'];
 
@@ -32,7 +31,7 @@ export const settingsRouter = router({
       },
     })
     .input(noInput)
-    .output(z.array(settingDefinitionSchema))
+    .output(settingDefinitionsOutput)
     .query(({ ctx }) => ctx.services.settings.definitions()),
 
   update: requirePermission('system:settings:update')

@@ -20,3 +20,5 @@ export const settingDefinitionSchema = z
   })
   .meta({ id: 'SettingDefinition' });
 export type SettingDefinitionJson = z.infer<typeof settingDefinitionSchema>;
+
+export const settingDefinitionsOutput = z.array(settingDefinitionSchema);
