@@ -190,6 +190,7 @@ for (const lane of lanes()) {
         'roles.get': { id: ids.role },
         'organizations.list': {},
         'organizations.get': { id: ids.org },
+        'organizations.mine': {},
         'audit.list': { page_size: 5 },
         'tasks.list': {},
         'tasks.get': { id: ids.task },
