@@ -55,14 +55,19 @@ export async function openConsoleNode(options: DbOptions): Promise<ConsoleNode> 
     async close(drop) {
       await engine.stop();
       await feed.close();
-      if (drop && options.driver === 'postgres')
-        for (const name of Object.values(db.t)) await db.knex.raw('drop table if exists ?? cascade', [name]);
-      if (drop && options.driver === 'mysql') {
-        await db.knex.raw('set foreign_key_checks = 0');
-        for (const name of Object.values(db.t)) await db.knex.raw('drop table if exists ??', [name]);
-      }
+      if (drop) await dropTables(db);
       await db.close();
       rmSync(files, { recursive: true, force: true });
     },
   };
+}
+
+/** Removes a bench node's tables from a PostgreSQL or MySQL database (SQLite and chdb files go with their folder). */
+export async function dropTables(db: Database): Promise<void> {
+  if (db.options.driver === 'postgres')
+    for (const name of Object.values(db.t)) await db.knex.raw('drop table if exists ?? cascade', [name]);
+  if (db.options.driver === 'mysql') {
+    await db.knex.raw('set foreign_key_checks = 0');
+    for (const name of Object.values(db.t)) await db.knex.raw('drop table if exists ??', [name]);
+  }
 }

@@ -5,12 +5,14 @@
 // from /proc). Console's engine on PostgreSQL and graphile-worker, compared on the trickle, take 3,000 each (of
 // 1,000 the p99 is the tenth-worst sample, which a few stalls of the shared machine decide), in turns, 50 at a
 // time, opened again after the PostgreSQL rows' throughput runs.
-// Console's engine runs on SQLite, PostgreSQL (in this process, and in three worker processes on one database), MariaDB
-// and ClickHouse (chdb); the other two on the same PostgreSQL.
+// Console's engine runs bare (console-node.ts: the engine alone, no HTTP, events, metrics or audit) on SQLite,
+// PostgreSQL (in this process, and in three worker processes on one database), MariaDB and ClickHouse (chdb); and as
+// shipped (console-full.ts: createConsole with its defaults) on SQLite, PostgreSQL and MariaDB, both creating while
+// running and all created first, then run; the other two systems on the same PostgreSQL.
 // PostgreSQL comes from BENCH_PG_URL or TEST_PG_URL (`eval "$(bash tools/ci/services.sh env)"` sets the latter);
 // without one, only SQLite runs. BENCH_TASKS, BENCH_TRICKLE and BENCH_TRICKLE_IN_TURNS change the counts; BENCH_ONLY
-// (comma-separated rows: sqlite, postgres, workers, graphile, pgboss, mariadb, clickhouse) runs some rows only, for
-// quick comparisons.
+// (comma-separated rows: sqlite, postgres, workers, graphile, pgboss, mariadb, clickhouse, full-sqlite,
+// full-postgres, full-mariadb) runs some rows only, for quick comparisons.
 import { fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
@@ -20,6 +22,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { DbOptions } from '../../db/options.ts';
 import { CHDB_PREFIX, chdbInstalled, startShim } from '../../test/support/clickhouse-shim.ts';
+import { openFullConsole } from './console-full.ts';
 import { CONCURRENCY, openConsoleNode } from './console-node.ts';
 import { benchOnly } from './only.ts';
 import { cpuByProcess, cpuSecondsOf, cpuSince } from './process-cpu.ts';
@@ -31,7 +34,21 @@ const TRICKLE_IN_TURNS = Number(process.env.BENCH_TRICKLE_IN_TURNS ?? 3000);
 const BATCH = 1000;
 const PG_URL = process.env.BENCH_PG_URL ?? process.env.TEST_PG_URL;
 const MYSQL_URL = process.env.BENCH_MYSQL_URL ?? process.env.TEST_MYSQL_URL;
-const wanted = benchOnly(['sqlite', 'postgres', 'workers', 'graphile', 'pgboss', 'mariadb', 'clickhouse']);
+const wanted = benchOnly([
+  'sqlite',
+  'postgres',
+  'workers',
+  'graphile',
+  'pgboss',
+  'mariadb',
+  'clickhouse',
+  'full-sqlite',
+  'full-postgres',
+  'full-mariadb',
+]);
+/** The rows of the engine alone (console-node.ts), and of Console as shipped (console-full.ts). */
+const BARE = 'console engine, bare';
+const FULL = 'console (createConsole)';
 
 interface Result {
   system: string;
@@ -55,6 +72,11 @@ interface Subject {
   /** Called by the subject's runner when a task starts. */
   onStart: () => void;
   stop(): Promise<void>;
+  /**
+   * For the all-then-run rows: the runner is registered only now, after every task was created, so the clock
+   * measures the draining of a backlog rather than creating and running at once.
+   */
+  startRunning?(): void;
   /** Worker processes running the tasks, whose CPU counts as the node's (this process counts always). */
   pids?: number[];
 }
@@ -108,6 +130,10 @@ async function throughput(
   database: string,
   note?: string,
 ): Promise<Throughput> {
+  const createAll = async () => {
+    for (let made = 0; made < TASKS; made += BATCH) await subject.createMany(Math.min(BATCH, TASKS - made));
+  };
+  if (subject.startRunning) await createAll();
   const heapBefore = heapMb();
   const server = SERVER_PROCESS[database];
   const dbBefore = server ? cpuByProcess(server) : undefined;
@@ -115,7 +141,8 @@ async function throughput(
   const cpuBefore = process.cpuUsage();
   const t0 = performance.now();
   const done = started(TASKS);
-  for (let made = 0; made < TASKS; made += BATCH) await subject.createMany(Math.min(BATCH, TASKS - made));
+  if (subject.startRunning) subject.startRunning();
+  else await createAll();
   await done;
   const tasksPerSecond = TASKS / ((performance.now() - t0) / 1000);
   const own = process.cpuUsage(cpuBefore);
@@ -243,6 +270,34 @@ function consoleEngine(options: DbOptions) {
 }
 
 /**
+ * Console as an application runs it: `createConsole` with its defaults (events recorder, metrics, audit, the change
+ * feed, HTTP listening, the log at info in a file). `allFirst` registers the runner once every task is created.
+ */
+function fullConsole(options: DbOptions, allFirst = false) {
+  return async (onStart: () => void): Promise<Subject> => {
+    const full = await openFullConsole(options);
+    const { engine } = full.console;
+    const register = () => engine.register('noop', async () => void onStart());
+    if (!allFirst) register();
+    return {
+      onStart,
+      createMany: async (n) => void (await engine.createMany(Array.from({ length: n }, () => ({ type: 'noop' })))),
+      createOne: async () => void (await engine.create({ type: 'noop' })),
+      startRunning: allFirst ? register : undefined,
+      stop: () => full.close(),
+    };
+  };
+}
+
+/** The rows of Console at full service on one database: created while running, and all created, then run. */
+async function fullRows(database: string, options: () => DbOptions): Promise<Result[]> {
+  return [
+    await measure(FULL, database, fullConsole(options()), 'defaults, created while running'),
+    await measure(FULL, database, fullConsole(options(), true), 'defaults, all created, then run'),
+  ];
+}
+
+/**
  * Console's engine in `workers` processes on one database, this process only creating tasks; every start is
  * checked against the others, so a task run twice shows in the row's note.
  */
@@ -363,7 +418,14 @@ const inTurns =
 console.log(
   `${TASKS} no-op tasks at concurrency ${CONCURRENCY}, then ${TRICKLE} single tasks one at a time${inTurns} (Node ${process.version})\n`,
 );
-if (wanted('sqlite')) results.push(await measure('console engine', 'sqlite', consoleEngine(sqlite)));
+if (wanted('sqlite')) results.push(await measure(BARE, 'sqlite', consoleEngine(sqlite)));
+if (wanted('full-sqlite'))
+  results.push(
+    ...(await fullRows('sqlite', () => ({
+      ...sqlite,
+      path: join(mkdtempSync(join(tmpdir(), 'bench-full-')), 'console.db'),
+    }))),
+  );
 if (PG_URL) {
   // Console's engine and graphile-worker, the two the issue compares on the trickle, each measure their
   // throughput alone, then take their trickles in turns, opened afresh (on new tables: the trickle's statements
@@ -373,7 +435,7 @@ if (PG_URL) {
   const consolePg = () => consoleEngine(pgOptions(PG_URL));
   if (wanted('postgres'))
     paired.set('postgres', {
-      row: await throughputAlone('console engine', 'postgres', consolePg()),
+      row: await throughputAlone(BARE, 'postgres', consolePg()),
       again: consolePg(),
     });
   if (wanted('workers')) {
@@ -399,14 +461,17 @@ if (PG_URL) {
     const latencies = await trickleInTurns([...paired.values()].map((p) => p.again));
     [...paired].forEach(([key, { row }], i) => rows.set(key, { ...row, ...latencies[i]! }));
   }
-  for (const key of ['postgres', 'workers', 'graphile', 'pgboss'] as const)
-    if (rows.has(key)) results.push(rows.get(key)!);
+  if (rows.has('postgres')) results.push(rows.get('postgres')!);
+  if (wanted('full-postgres')) results.push(...(await fullRows('postgres', () => pgOptions(PG_URL))));
+  for (const key of ['workers', 'graphile', 'pgboss'] as const) if (rows.has(key)) results.push(rows.get(key)!);
 } else {
   console.log('(no BENCH_PG_URL or TEST_PG_URL: PostgreSQL runs skipped)\n');
 }
-if (MYSQL_URL && wanted('mariadb')) {
-  results.push(await measure('console engine', 'mariadb', consoleEngine(pgOptions(MYSQL_URL, 'mysql'))));
-} else if (!MYSQL_URL) {
+if (MYSQL_URL) {
+  const mysql = () => pgOptions(MYSQL_URL, 'mysql');
+  if (wanted('mariadb')) results.push(await measure(BARE, 'mariadb', consoleEngine(mysql())));
+  if (wanted('full-mariadb')) results.push(...(await fullRows('mariadb', mysql)));
+} else {
   console.log('(no BENCH_MYSQL_URL or TEST_MYSQL_URL: MySQL/MariaDB run skipped)\n');
 }
 // ClickHouse is chdb behind the tests' HTTP shim, in this process (as the clickhouse test lane runs it).
@@ -421,7 +486,7 @@ if (wanted('clickhouse') && chdbInstalled()) {
     schema: 'bench',
     maxOpenConnections: 5,
   };
-  results.push(await measure('console engine', 'clickhouse', consoleEngine(ch)));
+  results.push(await measure(BARE, 'clickhouse', consoleEngine(ch)));
   await shim.close();
   rmSync(dir, { recursive: true, force: true });
 } else if (wanted('clickhouse')) {
@@ -460,6 +525,12 @@ for (const r of rows)
       .map((c, i) => c.padEnd(widths[i]!))
       .join('  ')
       .trimEnd(),
+  );
+const graphile = results.find((r) => r.system.startsWith('graphile-worker'));
+const shipped = results.find((r) => r.system === FULL && r.database === 'postgres');
+if (graphile && shipped)
+  console.log(
+    `\nConsole as shipped (createConsole, created while running) / graphile-worker on PostgreSQL: ${fmt(shipped.tasksPerSecond / graphile.tasksPerSecond, 2)} ×`,
   );
 rmSync(sqlitePath, { force: true });
 process.exit(0);
