@@ -18,7 +18,7 @@ import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { extname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { DbOptions } from '../../db/options.ts';
 import { CHDB_PREFIX, chdbInstalled, startShim } from '../../test/support/clickhouse-shim.ts';
@@ -307,8 +307,8 @@ function consoleWorkers(options: DbOptions, workers: number, twice: Set<string>)
     const seen = new Set<string>();
     const children = await Promise.all(
       Array.from({ length: workers }, async () => {
-        const child = fork(fileURLToPath(new URL('./engine-worker.ts', import.meta.url)), {
-          execArgv: ['--import', 'tsx'],
+        const child = fork(fileURLToPath(new URL(`./engine-worker${extname(import.meta.url)}`, import.meta.url)), {
+          execArgv: import.meta.url.endsWith('.ts') ? ['--import', 'tsx'] : [],
           env: { ...process.env, BENCH_DB: JSON.stringify(options) },
         });
         child.on('message', (ids) => {

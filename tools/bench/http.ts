@@ -7,8 +7,11 @@
 // backlog of 110,000 more (seed-task-backlog.ts), three servers measured in turns (fresh ones each turn); then the
 // first rows again on ClickHouse (chdb behind the tests' HTTP shim) when chdb is installed under .chdb/.
 // 50 connections, 10 s each (BENCH_SECONDS to change; BENCH_ONLY to pick sections). Prints req/s, p50/p99, ratio
-// to the ceiling and RSS.
-import { spawn, type ChildProcess } from 'node:child_process';
+// to the ceiling and RSS. The servers run as `npm start` runs (the build, its node flags, the log at `info` to a
+// file, the rate limits on: serve-console.ts). Then, pinned (section `pinned`): the server on core 0, this process
+// with the load on core 1, the ceiling and the four rows a frontend asks most (users' first page and auth.me, REST
+// and tRPC), so the server's share of the machine does not depend on how the load generator's share moves.
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { cpSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -20,7 +23,7 @@ import { benchOnly } from './only.ts';
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
 /** BENCH_ONLY measures some sections only, after the ceiling. */
-const wanted = benchOnly(['sqlite', 'backlog', 'clickhouse']);
+const wanted = benchOnly(['sqlite', 'backlog', 'clickhouse', 'pinned']);
 
 interface Child {
   proc: ChildProcess;
@@ -38,8 +41,15 @@ const env = {
   BENCH_DB: join(mkdtempSync(join(tmpdir(), 'console-bench-')), 'console.db'),
 };
 
-async function start(script: string, childEnv = env): Promise<Child> {
-  const proc = spawn(process.execPath, [...nodeFlags, script], {
+/** The CPU the pinned section gives the servers; this process (the load) gets the other. */
+const SERVER_CPU = '0';
+const LOAD_CPU = '1';
+
+async function start(script: string, childEnv = env, pinned = false): Promise<Child> {
+  const command = [process.execPath, ...nodeFlags, script];
+  // taskset execs node in its place: the pid is the server's, and every thread it starts keeps the pinning.
+  const [file, ...args] = pinned ? ['taskset', '-c', SERVER_CPU, ...command] : command;
+  const proc = spawn(file!, args, {
     stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
     env: childEnv,
   });
@@ -155,6 +165,14 @@ function seed(script: string, childEnv: NodeJS.ProcessEnv): Promise<void> {
   );
 }
 
+/** The rows a frontend asks most: the first page of users and the caller, by REST and by tRPC. */
+const FRONT_TARGETS = [
+  ['GET /api/users?page_size=10', '/api/users?page_size=10'],
+  ['GET /trpc/users.list', `/trpc/users.list?input=${encodeURIComponent(JSON.stringify({ page_size: 10 }))}`],
+  ['GET /api/auth/me', '/api/auth/me'],
+  ['GET /trpc/auth.me', '/trpc/auth.me'],
+] as const;
+
 /** Seeds the database `extra` describes (SQLite by default) and measures the console's rows on it. */
 async function consoleRows(database: string, extra: Record<string, string> = {}): Promise<Result[]> {
   const childEnv = { ...env, ...extra };
@@ -165,10 +183,7 @@ async function consoleRows(database: string, extra: Record<string, string> = {})
   const search = () => `/api/users?page_size=10&search=${SEARCH_TERMS[searched++ % SEARCH_TERMS.length]}`;
   const rows = [];
   for (const [name, target] of [
-    ['GET /api/users?page_size=10', '/api/users?page_size=10'],
-    ['GET /trpc/users.list', `/trpc/users.list?input=${encodeURIComponent(JSON.stringify({ page_size: 10 }))}`],
-    ['GET /api/auth/me', '/api/auth/me'],
-    ['GET /trpc/auth.me', '/trpc/auth.me'],
+    ...FRONT_TARGETS,
     [
       'GET /trpc/auth.me,users.list (one batch)',
       `/trpc/auth.me,users.list?batch=1&input=${encodeURIComponent(JSON.stringify({ 1: { page_size: 10 } }))}`,
@@ -314,6 +329,28 @@ async function backlogTurns(): Promise<{ empty: Turns; few: Turns; backlog: Turn
   return { empty: empty!, few: few!, backlog: backlog! };
 }
 
+/**
+ * The ceiling and the frontend's rows with the server pinned to one core and this process (autocannon) to the
+ * other, on the SQLite database the unpinned rows used (seeded already, or now).
+ */
+async function pinnedRows(seeded: boolean): Promise<Result[]> {
+  execFileSync('taskset', ['-a', '-pc', LOAD_CPU, String(process.pid)], { stdio: 'ignore' });
+  try {
+    const bareServer = await start('dist/tools/bench/serve-bare.js', env, true);
+    const rows = [await measure('bare fastify GET /bare, pinned', bareServer, '/bare')];
+    await stop(bareServer);
+    if (!seeded) await seed('seed-users.js', env);
+    const child = await start('dist/tools/bench/serve-console.js', env, true);
+    const auth = { authorization: `Bearer ${child.info.token}` };
+    for (const [name, target] of FRONT_TARGETS)
+      rows.push(await measure(`${name} (sqlite), pinned`, child, target, auth));
+    await stop(child);
+    return rows;
+  } finally {
+    execFileSync('taskset', ['-a', '-pc', `${SERVER_CPU},${LOAD_CPU}`, String(process.pid)], { stdio: 'ignore' });
+  }
+}
+
 const backlogRun = wanted('backlog') ? await backlogTurns() : undefined;
 const combinedRows = (turns: Turns | undefined) => turns?.map(combined) ?? [];
 const empty = combinedRows(backlogRun?.empty);
@@ -327,6 +364,7 @@ const rows = [
   ...backlog,
   ...(wanted('clickhouse') ? await clickhouseRows() : []),
 ];
+const pinned = wanted('pinned') ? await pinnedRows(wanted('sqlite')) : [];
 console.log(
   `\nHTTP benchmark: ${connections} connections, ${seconds} s each, 10,000 users, 2,000 tasks, 20,000 audit records\n`,
 );
@@ -341,18 +379,25 @@ console.log(
   'load RSS'.padStart(9),
   ' errors',
 );
-for (const r of rows) {
+/** A row of the table, its rate as a share of `top` (the ceiling measured the same way). */
+const printRow = (r: Result, top: Result) =>
   console.log(
     r.name.padEnd(52),
     r.rps.toFixed(0).padStart(9),
     String(r.p50).padStart(7),
     String(r.p99).padStart(7),
-    `${((r.rps / ceiling.rps) * 100).toFixed(1)}%`.padStart(11),
+    `${((r.rps / top.rps) * 100).toFixed(1)}%`.padStart(11),
     r.cpuPerRequest.toFixed(1).padStart(11),
     `${r.idleRss.toFixed(0)} MB`.padStart(9),
     `${r.loadRss.toFixed(0)} MB`.padStart(9),
     ` ${r.non2xx + r.errors}`,
   );
+for (const r of rows) printRow(r, ceiling);
+if (pinned.length) {
+  console.log(
+    `\nPinned: each server on CPU ${SERVER_CPU}, the load on CPU ${LOAD_CPU} (ratios to the pinned ceiling):`,
+  );
+  for (const r of pinned) printRow(r, pinned[0]!);
 }
 if (wanted('sqlite')) {
   const cpuRatio = (r: Result) => `${((ceiling.cpuPerRequest / r.cpuPerRequest) * 100).toFixed(1)}%`;
@@ -368,6 +413,7 @@ if (wanted('sqlite') || wanted('clickhouse')) {
   console.log(
     '         /api/auth/me and /trpc/auth.me ≥ 25% of the ceiling; the uncached lists (search, tasks and audit logs no-cache) ≥ 10% (SQLite).',
   );
+  console.log('         Pinned: /api/users ≥ 30% and /api/auth/me ≥ 25% of the pinned ceiling.');
 }
 if (backlogRun) {
   const ratio = (a: Result, b: Result) => `${((a.rps / b.rps) * 100).toFixed(1)}%`;
@@ -384,7 +430,7 @@ if (backlogRun) {
   console.log('The same against 20 tasks (a full page in both, so only the table size differs):');
   backlog.forEach((r, i) => console.log(`  ${BACKLOG_TARGETS[i]![0].padEnd(45)} ${ratio(r, few[i]!)}`));
 }
-const failed = rows.reduce((n, r) => n + r.non2xx + r.errors, 0);
+const failed = [...rows, ...pinned].reduce((n, r) => n + r.non2xx + r.errors, 0);
 if (failed) {
   console.error(`${failed} requests failed`);
   process.exitCode = 1;
