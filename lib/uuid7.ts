@@ -1,7 +1,8 @@
 import { randomFillSync } from 'node:crypto';
 
 // Random bytes are drawn from the system 4 KB at a time: asking it for 16 bytes per id (as the uuid package's v7
-// does) cost more than all the rest of making one, and a task's insert makes one (docs/decisions.md).
+// does) cost more than all the rest of making one, and a task's insert makes one (docs/performance.md "Task and
+// log ids").
 const pool = Buffer.allocUnsafeSlow(4096);
 let drawn = pool.length;
 

@@ -85,7 +85,7 @@ for (const lane of lanes()) {
         ok(await t.request('POST', '/api/organizations', { token: admin, body: { name: unique('org') } }), 201)
           .id as string;
       orgs = { A: await org(), B: await org() };
-      // An organization's "admin-like" role: what the target holds, in A or in B.
+      // An organization's "admin-like" role: what the target user holds, in A or in B.
       const bossRole = async (orgId: string) =>
         ok(
           await t.request('POST', '/api/roles', {

@@ -1,6 +1,6 @@
 // `npm start`: builds when a source is newer than the build, then serves from dist/ in this very process.
 // The script runs it with `exec`, so npm's child is the server itself: npm waits for its drain, and a signal
-// npm forwards reaches the server, which ignores a repeat (docs/decisions.md "npm start drains").
+// npm forwards reaches the server, which ignores a repeat (docs/decisions.md "Start-up, memory and shutdown").
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';

@@ -44,9 +44,10 @@ const REFUSED = new Set(['26000', '42P05']);
  * Runs the statement `build` makes, whose bound values are `values` in order, as a named prepared statement on a
  * connection of knex's pool: compiled once per `shape` (a key naming everything its text depends on), parsed
  * and planned by PostgreSQL once per connection instead of at every run. For a one-task insert the server spent
- * 0.24 of its 0.36 ms parsing and planning (docs/decisions.md). In a transaction knex runs it, on the
- * transaction's connection. Announced as knex announces its statements (slow-query log, traces); not retried as
- * knex's are (db/retry.ts), so only for statements that lose to no concurrent work (inserts of new rows).
+ * 0.24 of its 0.36 ms parsing and planning (docs/performance.md "Prepared inserts on PostgreSQL"). In a
+ * transaction knex runs it, on the transaction's connection. Announced as knex announces its statements
+ * (slow-query log, traces); not retried as knex's are (db/retry.ts), so only for statements that lose to no
+ * concurrent work (inserts of new rows).
  */
 export async function runPrepared(knex: Knex, shape: string, build: () => Knex.Raw, values: unknown[]): Promise<void> {
   if (knex.isTransaction) return void (await build());

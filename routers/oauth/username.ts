@@ -4,7 +4,7 @@ import type { Profile } from './field-mapping.ts';
 
 const MAX = 32;
 
-/** Letters and digits with `_ . -` inside (docs/decisions.md "Identity and access"), accents dropped; undefined when under 3 characters remain. */
+/** Letters and digits with `_ . -` inside (docs/decisions.md "OAuth login", `auto_create_user`), accents dropped; undefined when under 3 characters remain. */
 function sanitize(raw: string): string | undefined {
   const name = raw
     .normalize('NFKD')

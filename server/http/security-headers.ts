@@ -11,7 +11,7 @@ const HEADERS = {
 
 /**
  * Headers on every answer, set once per request at its start. Not @fastify/helmet, which costs several times as
- * much per request (docs/decisions.md, tools/bench/security-headers.ts).
+ * much per request (docs/performance.md "Security headers", tools/bench/security-headers.ts).
  */
 export const securityHeaders: RequestHooks = {
   onRequest(_request, reply) {

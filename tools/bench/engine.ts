@@ -427,7 +427,7 @@ if (wanted('full-sqlite'))
     }))),
   );
 if (PG_URL) {
-  // Console's engine and graphile-worker, the two the issue compares on the trickle, each measure their
+  // Console's engine and graphile-worker, the two compared on the trickle, each measure their
   // throughput alone, then take their trickles in turns, opened afresh (on new tables: the trickle's statements
   // read no finished task). The rows are printed in this order.
   const rows = new Map<'postgres' | 'workers' | 'graphile' | 'pgboss', Result>();

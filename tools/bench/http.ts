@@ -253,8 +253,8 @@ const BACKLOG_TARGETS = [
 const TURNS = 6;
 
 /**
- * Seconds each backlog row is measured in all, twice the other rows': its ratio is the issue's figure, and the
- * machine's noise over a few seconds moved it by ±9 points from run to run.
+ * Seconds each backlog row is measured in all, twice the other rows': its ratio is the figure the backlog's 80 %
+ * target is set on, and the machine's noise over a few seconds moved it by ±9 points from run to run.
  */
 const BACKLOG_SECONDS = 2 * seconds;
 

@@ -1,5 +1,5 @@
 // npm run bench:uuid — lib/uuid7.ts against the uuid package's v7, in one run: the best of
-// five rounds of 1,000,000 ids each, and their ratio (docs/decisions.md, "Task and log ids are UUIDv7").
+// five rounds of 1,000,000 ids each, and their ratio (docs/performance.md, "Task and log ids").
 import { v7 } from 'uuid';
 import { uuidv7 } from '../../lib/uuid7.ts';
 
