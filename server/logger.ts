@@ -4,7 +4,9 @@
 //   mode 'debug'   -> destination gets human-readable lines (pino-pretty, in-process, sync)
 //   otherwise      -> destination gets `format`: 'json' (pino's own lines) or 'logfmt'
 //   path non-empty -> additionally appended to <path>/console.log in `format` (never pretty)
-// All sinks are synchronous, so nothing needs flushing on shutdown.
+// Outside debug mode, stdout and the file gather lines and write them 8 KB at a time, or every 200 ms: with the
+// access log at info a line is written per request, and two synchronous writes per request cost more CPU than the
+// request's own work (docs/performance.md "Logging"). What is gathered is written before the process exits.
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { createRequire } from 'node:module';
@@ -46,13 +48,53 @@ export const REDACT_PATHS = [
 
 export const LOG_FILE_NAME = 'console.log';
 
+/** What a sink gathers before it writes, and how long a line waits at most. */
+const BUFFER_BYTES = 8 * 1024;
+const FLUSH_EVERY_MS = 200;
+
+type BatchedSink = ReturnType<typeof pino.destination>;
+
+const buffered = new Set<BatchedSink>();
+let flushing: NodeJS.Timeout | undefined;
+
+/** A file (or fd 1) written in batches; every such sink is flushed on a timer, and synchronously at exit. */
+function batchedSink(dest: string | number): BatchedSink {
+  const sink = pino.destination({ dest, sync: false, minLength: BUFFER_BYTES, append: true, mkdir: true });
+  if (!buffered.size) process.once('exit', flushAllSync);
+  buffered.add(sink);
+  flushing ??= setInterval(() => {
+    for (const b of buffered) {
+      try {
+        b.flush();
+      } catch {
+        // Closed: nothing more goes to it.
+      }
+    }
+  }, FLUSH_EVERY_MS).unref();
+  return sink;
+}
+
+function flushAllSync(): void {
+  for (const b of buffered) {
+    try {
+      b.flushSync();
+    } catch {
+      // Not open yet, or closed: nothing of it can be written now.
+    }
+  }
+}
+
 export function createLogger(opts: LoggerOptions): pino.Logger {
-  const destination = opts.destination ?? process.stdout;
+  const batched = !opts.destination && opts.mode !== 'debug';
+  const destination: { write(s: string): unknown } = opts.destination ?? (batched ? batchedSink(1) : process.stdout);
   const line = (s: string) => void destination.write(s);
   const streams: pino.StreamEntry[] = [
     {
       level: opts.level,
-      stream: opts.mode === 'debug' ? prettySink(line, isTty(destination)) : formatSink(opts.format, line),
+      stream:
+        opts.mode === 'debug'
+          ? prettySink(line, isTty(opts.destination ?? process.stdout))
+          : formatSink(opts.format, line),
     },
   ];
   if (opts.path) {
@@ -63,7 +105,9 @@ export function createLogger(opts: LoggerOptions): pino.Logger {
         cause: err,
       });
     }
-    const file = pino.destination({ dest: join(opts.path, LOG_FILE_NAME), sync: true, append: true, mkdir: true });
+    const file = batched
+      ? batchedSink(join(opts.path, LOG_FILE_NAME))
+      : pino.destination({ dest: join(opts.path, LOG_FILE_NAME), sync: true, append: true, mkdir: true });
     streams.push({ level: opts.level, stream: formatSink(opts.format, (s) => void file.write(s)) });
   }
   return pino({ level: opts.level, redact: { paths: REDACT_PATHS, censor: '***' } }, pino.multistream(streams));

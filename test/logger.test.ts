@@ -4,6 +4,7 @@ import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
+import { execFileSync } from 'node:child_process';
 import { createLogger, toLogfmt, type LoggerOptions } from '../server/logger.ts';
 
 /** A destination that collects everything written to it. */
@@ -210,4 +211,49 @@ test('child loggers inherit format and redaction', () => {
   logger.child({ component: 'http' }).info({ authorization: 'Bearer y' }, 'child');
   const line = out.lines()[0]!;
   assert.match(line, /msg=child component=http authorization=\*\*\*$/);
+});
+
+/** Runs `body` in a child process with a release logger writing to stdout and to `dir` (its batched sinks). */
+function runLogging(dir: string, body: string): { stdout: string; file: () => string } {
+  const script = `import { createLogger } from ${JSON.stringify(new URL('../server/logger.ts', import.meta.url).href)};
+const logger = createLogger({ level: 'info', format: 'json', path: ${JSON.stringify(dir)}, mode: 'release' });
+${body}`;
+  const stdout = execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+    encoding: 'utf8',
+  });
+  return { stdout, file: () => readFileSync(join(dir, 'console.log'), 'utf8') };
+}
+
+test('release sinks gather lines, write them within 200 ms, and write what is left when the process exits', (t) => {
+  const dir = tmp(t);
+  const seen = runLogging(
+    dir,
+    `logger.info('first');
+const { statSync } = await import('node:fs');
+const size = () => { try { return statSync(${JSON.stringify(join(dir, 'console.log'))}).size; } catch { return 0; } };
+const before = size();
+await new Promise((r) => setTimeout(r, 400));
+logger.info({ before, after: size() }, 'second');
+process.exit(0);`,
+  );
+  const lines = seen
+    .file()
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as { msg: string; before?: number; after?: number });
+  assert.deepEqual(
+    lines.map((l) => l.msg),
+    ['first', 'second'],
+    'both lines reach the file, the last one written at exit',
+  );
+  assert.equal(lines[1]!.before, 0, 'a line is not written at once');
+  assert.ok(lines[1]!.after! > 0, 'but within the flush interval');
+  assert.deepEqual(
+    seen.stdout
+      .trim()
+      .split('\n')
+      .map((l) => (JSON.parse(l) as { msg: string }).msg),
+    ['first', 'second'],
+    'stdout too',
+  );
 });
