@@ -57,7 +57,7 @@ describe('config: defaults and sources', () => {
     assert.equal(c.cache.size, 1000);
     assert.equal(c.jwt.secret, undefined);
     assert.equal(c.jwt.expiration, 24 * 3_600_000);
-    assert.deepEqual(c.log, { level: 'info', format: 'json', path: 'logs' });
+    assert.deepEqual(c.log, { level: 'info', format: 'json', path: 'logs', access: true, access_probes: false });
     assert.equal(c.bootstrap.admin_username, 'admin');
     assert.equal(c.rate_limit.enabled, true);
     assert.equal(c.rate_limit.login_per_minute, 10);

@@ -66,7 +66,13 @@ export class AuthService {
       if (!claims) throw new UnauthorizedError('auth.invalid_token');
       // The user is checked before the session: a deleted, disabled or locked user's token answers E4012
       // although those changes also revoke the sessions.
-      return andThen(this.activeIdentity(claims.sub), (identity) => this.callerIn(claims, identity));
+      return andThen(
+        andThen(this.activeIdentity(claims.sub), (identity) => this.callerIn(claims, identity)),
+        (caller) => {
+          req.identified?.(caller.id);
+          return caller;
+        },
+      );
     });
   }
 

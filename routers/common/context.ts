@@ -19,6 +19,8 @@ export interface RequestInfo {
   idempotency?: IdempotencyRequest;
   /** Reports a rate-limit window the request also counted against, for the answer's `X-RateLimit-*` headers. */
   counted?(hit: Hit): void;
+  /** Reports the authenticated caller, for the request's access log line. */
+  identified?(userId: string): void;
 }
 
 /** What a list read takes of its request: the organization it acts in, and whether a kept page may answer. */

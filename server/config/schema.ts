@@ -250,6 +250,8 @@ export const configSchema = z
         level: z.enum(['debug', 'info', 'warn', 'error']).default('info').describe('debug, info, warn or error'),
         format: z.enum(['json', 'logfmt']).default('json').describe('json or logfmt'),
         path: z.string().default('logs').describe('also write <path>/console.log; empty writes no file'),
+        access: bool(true).describe('log every answered request at info (route pattern, status, time, bytes, user)'),
+        access_probes: bool(false).describe('log /healthz and /readyz requests too'),
       })
       .strict()
       .prefault({}),

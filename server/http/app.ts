@@ -12,6 +12,7 @@ import type { Services } from '../../routers/common/services.ts';
 import type { ConsoleConfig } from '../config/schema.ts';
 import { traceRequests } from '../tracing/http.ts';
 import type { Tracing } from '../tracing/index.ts';
+import { accessLog } from './access-log.ts';
 import { answerClientError } from './client-errors.ts';
 import { drainConnections, type Drain } from './draining.ts';
 import { sendError } from './envelope.ts';
@@ -87,7 +88,14 @@ export async function buildHttpApp({
   );
   addRequestHooks(
     app,
-    [securityHeaders, timeout, readTimeout, registerMetrics(app, metrics, config.metrics.token), traced],
+    [
+      securityHeaders,
+      timeout,
+      readTimeout,
+      registerMetrics(app, metrics, config.metrics.token),
+      traced,
+      ...(config.log.access ? [accessLog(app, logger, { probes: config.log.access_probes })] : []),
+    ],
     traced.enter,
   );
   closeOnUnreadBody(app);
@@ -115,21 +123,6 @@ export async function buildHttpApp({
     methods: ['GET', 'POST', 'PUT', 'DELETE', 'OPTIONS'],
     credentials: false,
   });
-  if (logger.isLevelEnabled('debug')) {
-    app.addHook('onResponse', (request, reply, done) => {
-      logger.debug(
-        {
-          method: request.method,
-          url: request.routeOptions.url ?? request.url.split('?')[0],
-          status: reply.statusCode,
-          ms: Math.round(reply.elapsedTime),
-        },
-        'request',
-      );
-      done();
-    });
-  }
-
   app.get('/healthz', async () => ({ status: 'ok' }));
   app.get('/readyz', async (_request, reply) => {
     if (drain.draining) return reply.code(503).send({ status: 'draining' });

@@ -1,6 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import { pickLocale } from '../../lib/messages/index.ts';
 import { traceIdOf } from '../tracing/http.ts';
+import { identifyRequest } from './access-log.ts';
 import { showLimit } from './rate-limit.ts';
 import type { RequestInfo } from '../../routers/common/context.ts';
 
@@ -22,5 +23,6 @@ export function requestInfo(request: FastifyRequest): RequestInfo {
     traceId: traceIdOf(request),
     noCache: typeof h['cache-control'] === 'string' && /(^|[\s,])no-cache([\s,]|$)/i.test(h['cache-control']),
     counted: (hit) => showLimit(request, hit),
+    identified: (userId) => identifyRequest(request, userId),
   };
 }

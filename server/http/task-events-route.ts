@@ -53,6 +53,7 @@ export function registerTaskEventRoutes(api: FastifyInstance, services: Services
     const req = requestInfo(request);
     const events = services.taskEvents;
     const caller = q.ticket !== undefined ? await events.redeem(q.ticket) : await services.auth.authenticate(req);
+    req.identified?.(caller.id);
     const header = request.headers['last-event-id'];
     const sub = await events.open(
       caller,
