@@ -49,7 +49,8 @@ export interface Database {
   dataVersion(): number | undefined;
   /** Writes to the tasks table, as the engine needs them (in place, or as versions: see db/tasks/store.ts). */
   readonly tasks: TaskStore;
-  migrate(): Promise<void>;
+  /** Applies the migrations that are due; answers their names. */
+  migrate(): Promise<string[]>;
   /** Copies the database into `file` while it serves (SQLite); a database server refuses, naming its own tool. */
   backup(file: string, how?: BackupOptions): Promise<void>;
   /** Reachable and migrated. */

@@ -68,7 +68,7 @@ async function ensureOneLockRow(knex: Knex, upsert: Upsert, lockTable: string): 
 }
 
 /**
- * Brings the schema up to date. Nodes starting together serialise on knex's lock table: the losers see
+ * Brings the schema up to date; answers the names of the migrations it applied. Nodes starting together serialise on knex's lock table: the losers see
  * "already locked" (or a racing CREATE of the bookkeeping tables) and retry until the winner is done.
  */
 export async function migrateLatest(
@@ -76,7 +76,7 @@ export async function migrateLatest(
   ctx: { t: TableNames; dialect: Dialect; options: DbOptions; upsert: Upsert },
   logger: DbLogger,
   timeoutMs = 120_000,
-): Promise<void> {
+): Promise<string[]> {
   const config: Knex.MigratorConfig = {
     migrationSource: new Source(ctx),
     tableName: ctx.t.migrations,
@@ -87,8 +87,8 @@ export async function migrateLatest(
     try {
       await ensureOneLockRow(knex, ctx.upsert, `${ctx.t.migrations}_lock`);
       const [, ran] = (await knex.migrate.latest(config)) as [number, string[]];
-      if (ran.length) logger.debug({ migrations: ran }, 'migrations applied');
-      return;
+      if (ran.length) logger.info({ migrations: ran }, 'migrations applied');
+      return ran;
     } catch (error) {
       if (!isLockContention(error, ctx.dialect) || Date.now() > deadline) throw error;
       logger.debug({ attempt, reason: (error as Error).message }, 'migration lock busy, retrying');

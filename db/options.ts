@@ -36,6 +36,7 @@ export interface DbOptions {
 export interface DbLogger {
   warn(obj: object, msg: string): void;
   error(obj: object, msg: string): void;
+  info(obj: object, msg: string): void;
   debug(obj: object, msg: string): void;
 }
 

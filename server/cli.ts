@@ -1,30 +1,72 @@
+import { existsSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
+import { stringify } from 'yaml';
 import { startChangeFeed } from '../db/change-feed.ts';
 import { openDatabase } from '../db/database.ts';
+import { migrations } from '../db/migrations/index.ts';
 import { resetPasswordByUsername } from '../routers/auth/bootstrap.ts';
 import { SESSIONS_CHANNEL, USERS_CHANNEL } from '../routers/auth/identity.ts';
 import { PasswordHasher } from '../routers/auth/password-hash.ts';
 import { ConfigError, loadConfig } from './config/load.ts';
+import { maskedConfig } from './config/masked.ts';
 import { createConsole } from './console.ts';
 import { databaseOptions } from './database-options.ts';
 import { copyKeyFile } from './encrypt-key.ts';
 import { createLogger } from './logger.ts';
 import { VERSION } from './version.ts';
 
+interface Command {
+  usage: string;
+  about: string;
+}
+
+/** Each command's usage and what it does (lines of at most 100 columns): `console <command> --help` prints its entry. */
+const COMMANDS: Record<string, Command> = {
+  serve: { usage: 'serve', about: 'Run the HTTP service (the default command).' },
+  migrate: { usage: 'migrate', about: 'Apply the migrations that are due, name each, and exit.' },
+  'admin reset-password': {
+    usage: 'admin reset-password [--username NAME] [--password PW]',
+    about:
+      'Set a new password, generated and printed when not given (PW must meet the password_min_length\n' + 'setting).',
+  },
+  backup: {
+    usage: 'backup FILE [--force]',
+    about:
+      'Copy the SQLite database to FILE (mode 0600) while it serves, and its key file beside FILE; an\n' +
+      'existing FILE only with --force. Progress on stderr. PostgreSQL, MySQL, ClickHouse: their own tools.',
+  },
+  'config check': {
+    usage: 'config check',
+    about:
+      'Validate the configuration as serve reads it (file, environment, flags) and print the effective\n' +
+      'one, secrets shown as ***.',
+  },
+};
+
+const OPTIONS = `Options of every command:
+  --config FILE          configuration file (default ./config.yaml when present)
+  --section.key value    any configuration key, e.g. --server.port 9090 --database.driver postgres
+  --help                 this help
+
+Exit codes:
+  0  success (serve: stopped by SIGINT or SIGTERM after draining)
+  1  failure: bad usage or configuration (one line naming the flag or key), or the work failed`;
+
+const indent = (text: string) => text.replace(/^/gm, '    ');
+
 const USAGE = `Usage: console <command> [--config FILE] [--section.key value ...]
 
 Commands:
-  serve                                  run the HTTP service (default)
-  migrate                                apply database migrations and exit
-  admin reset-password [--username NAME] [--password PW]
-                                         set a new password (generated and printed when not given; PW
-                                         must meet the password_min_length setting)
-  backup FILE [--force]                  copy the SQLite database to FILE (mode 0600) while it serves, and its
-                                         key file beside FILE; an existing FILE only with --force
-                                         (PostgreSQL, MySQL, ClickHouse: their own dump tools)
-  --version                              print the version
+${Object.values(COMMANDS)
+  .map((c) => `  ${c.usage}\n${indent(c.about)}`)
+  .join('\n')}
+  --version
+    Print the version.
 
-Every configuration key can be given as a flag, e.g. --server.port 9090 --database.driver postgres.`;
+${OPTIONS}`;
+
+const commandHelp = (c: Command) =>
+  `Usage: console ${c.usage} [--config FILE] [--section.key value ...]\n\n${c.about}\n\n${OPTIONS}`;
 
 /** Takes `--name value` / `--name=value` out of argv. */
 function takeFlag(argv: string[], name: string): string | undefined {
@@ -62,7 +104,7 @@ async function serve(argv: string[]): Promise<void> {
 
 async function withDatabase(
   argv: string[],
-  work: (db: ReturnType<typeof openDatabase>, hasher: PasswordHasher) => Promise<void>,
+  work: (db: ReturnType<typeof openDatabase>, hasher: PasswordHasher, applied: string[]) => Promise<void>,
 ): Promise<void> {
   const config = loadConfig({ argv, env: process.env });
   const logger = createLogger({
@@ -70,11 +112,13 @@ async function withDatabase(
     format: config.log.format,
     path: '',
     mode: config.server.mode,
+    // A command's stdout is its answer (a password, the migrations applied); its log goes beside it.
+    destination: process.stderr,
   });
   const db = openDatabase(databaseOptions(config), logger);
   try {
-    await db.migrate();
-    await work(db, new PasswordHasher(config.security.scrypt_cost));
+    const applied = await db.migrate();
+    await work(db, new PasswordHasher(config.security.scrypt_cost), applied);
   } finally {
     await db.close();
   }
@@ -97,7 +141,7 @@ async function backup(argv: string[]): Promise<void> {
   // No migrations: a backup taken before an upgrade must hold the schema the previous version runs on.
   const db = openDatabase(options, createLogger({ level: 'error', format: 'json', path: '', mode: 'release' }));
   try {
-    await db.backup(file, { force });
+    await db.backup(file, { force, progress: backupProgress(process.stderr) });
   } finally {
     await db.close();
   }
@@ -115,22 +159,69 @@ async function backup(argv: string[]): Promise<void> {
   );
 }
 
+/**
+ * The copy's progress on `out`: one line rewritten in place on a terminal, else a line each tenth (a log
+ * collector keeps every line). Silent for a copy made in one step (a small database).
+ */
+function backupProgress(out: NodeJS.WriteStream): (copied: number, total: number) => void {
+  let shown = -1;
+  return (copied, total) => {
+    const percent = Math.floor((copied / total) * 100);
+    if (shown === -1 && copied === total) return;
+    const due = out.isTTY ? percent !== shown : Math.floor(percent / 10) > Math.floor(shown / 10);
+    if (!due) return;
+    shown = percent;
+    const line = `backup: ${percent}% (${copied} of ${total} pages)`;
+    if (!out.isTTY) out.write(`${line}\n`);
+    else out.write(`\r${line}${copied === total ? '\n' : ''}`);
+  };
+}
+
+async function migrate(argv: string[]): Promise<void> {
+  return withDatabase(argv, async (_db, _hasher, applied) => {
+    if (applied.length === 0) {
+      console.log(`No migrations were due (${migrations.length} applied before).`);
+      return;
+    }
+    console.log(`Applied ${applied.length} migration${applied.length === 1 ? '' : 's'}:`);
+    for (const name of applied) console.log(`  ${name}`);
+  });
+}
+
+/** Validates the configuration exactly as `serve` loads it, and prints the outcome with secrets masked. */
+function configCheck(argv: string[]): void {
+  const flagged = takeFlag(argv, 'config');
+  const config = loadConfig({ argv, env: process.env, configFile: flagged });
+  const file = flagged ?? (existsSync('config.yaml') ? 'config.yaml' : undefined);
+  console.error(`console: configuration is valid (${file ? `file ${file}` : 'no file'}, environment, flags)`);
+  console.log(
+    `# Effective configuration (durations in milliseconds, secrets as ***)\n${stringify(maskedConfig(config))}`,
+  );
+}
+
 async function main(args: string[]): Promise<void> {
   const argv = [...args];
   if (argv[0] === '--version') {
     console.log(VERSION);
     return;
   }
-  const command = argv[0]?.startsWith('--') || argv.length === 0 ? 'serve' : argv.shift()!;
-  if (command === 'help' || argv.includes('--help') || argv.includes('-h')) {
+  if (['help', '--help', '-h'].includes(argv[0] ?? '')) {
     console.log(USAGE);
     return;
   }
+  const first = argv[0]?.startsWith('--') || argv.length === 0 ? 'serve' : argv.shift()!;
+  // Two-word commands (admin reset-password, config check) are named by both words.
+  const command = COMMANDS[first] || argv[0] === undefined || argv[0].startsWith('-') ? first : `${first} ${argv[0]}`;
+  if (argv.includes('--help') || argv.includes('-h')) {
+    console.log(COMMANDS[command] ? commandHelp(COMMANDS[command]) : USAGE);
+    return;
+  }
+  if (command !== first) argv.shift();
   if (command === 'serve') return serve(argv);
   if (command === 'backup') return backup(argv);
-  if (command === 'migrate') return withDatabase(argv, async () => console.log('migrations are up to date'));
-  if (command === 'admin' && argv[0] === 'reset-password') {
-    argv.shift();
+  if (command === 'migrate') return migrate(argv);
+  if (command === 'config check') return configCheck(argv);
+  if (command === 'admin reset-password') {
     const username = takeFlag(argv, 'username');
     const password = takeFlag(argv, 'password');
     return withDatabase(argv, async (db, hasher) => {
@@ -148,7 +239,7 @@ async function main(args: string[]): Promise<void> {
       console.log(password ? `Password of "${name}" changed.` : `New password of "${name}": ${set}`);
     });
   }
-  throw new ConfigError(`unknown command "${[command, ...argv].join(' ')}"\n\n${USAGE}`);
+  throw new ConfigError(`unknown command "${[first, ...argv].join(' ')}"\n\n${USAGE}`);
 }
 
 main(process.argv.slice(2)).catch((error: unknown) => {

@@ -5,6 +5,8 @@ import type { RetryReason } from '../retry.ts';
 export interface BackupOptions {
   /** Replace an existing file; without it an existing file is refused. */
   force?: boolean;
+  /** Told the pages copied so far and the database's pages, after each step of a copy made in several. */
+  progress?(copied: number, total: number): void;
 }
 
 export interface ChangeListenerConnection {

@@ -75,6 +75,9 @@ function openReader(path: string): Reader {
   };
 }
 
+/** Pages per backup step at least (100 is SQLite's own first step): fewer would add steps, not information. */
+const BACKUP_MIN_STEP_PAGES = 100;
+
 export const sqliteDialect: Dialect = {
   name: 'sqlite',
   numbersRows: true,
@@ -84,7 +87,7 @@ export const sqliteDialect: Dialect = {
     if (o.path !== ':memory:') mkdirSync(dirname(o.path), { recursive: true });
   },
   localKeyFolder: (o) => (o.path === ':memory:' ? undefined : dirname(o.path)),
-  backup: async (knex, o, file, { force = false } = {}) => {
+  backup: async (knex, o, file, { force = false, progress } = {}) => {
     if (o.path === ':memory:' || !existsSync(o.path))
       throw new Error(`no SQLite database at ${o.path} (database.path) to back up`);
     const target = resolve(file);
@@ -96,14 +99,28 @@ export const sqliteDialect: Dialect = {
     for (const stale of sqliteFiles(target)) rmSync(stale, { force: true });
     // The copy holds the database's secrets: private from its first byte (SQLite would create it 0644).
     createPrivateFile(target);
-    // better-sqlite3's online backup API. All pages in one step: its read transaction does not hold up the
-    // serving process's writes (WAL), whereas a copy made in small steps starts over after every write from
-    // another connection and, under steady writes, might never finish.
+    // better-sqlite3's online backup API, in steps of a fiftieth of the database when someone watches its
+    // progress, else all at once. Between steps another connection's write (the serving process's) starts the
+    // copy over; so after a restart the rest is copied in one step, whose read transaction does not hold up
+    // those writes (WAL), and a copy under steady writes still finishes.
     const conn = (await knex.client.acquireConnection()) as {
-      backup(file: string, o: { progress(p: { totalPages: number }): number }): Promise<unknown>;
+      backup(
+        file: string,
+        o: { progress(p: { totalPages: number; remainingPages: number }): number },
+      ): Promise<{ totalPages: number }>;
     };
+    let remaining = Infinity;
+    let oneStep = progress === undefined;
     try {
-      await conn.backup(file, { progress: ({ totalPages }) => totalPages });
+      const done = await conn.backup(file, {
+        progress: ({ totalPages, remainingPages }) => {
+          if (remainingPages > remaining) oneStep = true;
+          remaining = remainingPages;
+          progress?.(totalPages - remainingPages, totalPages);
+          return oneStep ? totalPages : Math.max(BACKUP_MIN_STEP_PAGES, Math.ceil(totalPages / 50));
+        },
+      });
+      progress?.(done.totalPages, done.totalPages);
     } finally {
       await knex.client.releaseConnection(conn);
     }

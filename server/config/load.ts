@@ -143,7 +143,7 @@ function fromFile(path: string | undefined, required: boolean): Tree {
 }
 
 /** Keys whose values a start-up error must not repeat (they end up in terminals and CI logs). */
-const SECRET_KEY = /secret|password|encrypt_key|token/;
+export const SECRET_KEY = /secret|password|encrypt_key|token/;
 
 function describe(issue: z.core.$ZodIssue, input: Tree): string {
   const path = issue.path.map(String);
