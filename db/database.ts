@@ -35,6 +35,8 @@ export interface Database {
    * lock-wait timeout) runs again (see retry.ts); answers the unsubscribe.
    */
   onRetry(listener: (reason: RetryReason) => void): () => void;
+  /** Calls `listener` with every query's SQL text (placeholders, no values) and seconds; answers the unsubscribe. */
+  onQuery(listener: (sql: string, seconds: number) => void): () => void;
   /**
    * Runs a plain read (a query of `knex`, never of a transaction) and answers its rows: on the dialect's
    * reader where it has one (SQLite), else as knex runs it. Either way knex's query events fire, so slow
@@ -93,8 +95,8 @@ function keepBoundValuesOutOfErrors(knex: Knex): void {
   });
 }
 
-/** Reports queries slower than the threshold, with their SQL text but never their bound values (secrets). */
-function watchSlowQueries(knex: Knex, thresholdMs: number, logger: DbLogger): void {
+/** Times every query, from knex's announcement to its response or error, and hands each time to `timed`. */
+function timeQueries(knex: Knex, timed: (sql: string, ms: number) => void): void {
   const started = new Map<string, number>();
   knex.on('query', (q: QueryEvent) => {
     if (q.__knexQueryUid) started.set(q.__knexQueryUid, performance.now());
@@ -103,9 +105,7 @@ function watchSlowQueries(knex: Knex, thresholdMs: number, logger: DbLogger): vo
     if (!q.__knexQueryUid) return;
     const t0 = started.get(q.__knexQueryUid);
     started.delete(q.__knexQueryUid);
-    if (t0 === undefined) return;
-    const ms = performance.now() - t0;
-    if (ms >= thresholdMs) logger.warn({ duration_ms: Math.round(ms * 1000) / 1000, sql: q.sql }, 'slow query');
+    if (t0 !== undefined) timed(q.sql ?? '', performance.now() - t0);
   };
   knex.on('query-response', (_r: unknown, q: QueryEvent) => finish(q));
   knex.on('query-error', (_e: unknown, q: QueryEvent) => finish(q));
@@ -158,7 +158,12 @@ export function openDatabase(options: DbOptions, logger: DbLogger, tracer?: Quer
   dialect.prepare?.(options);
   const knex = knexFactory({ ...dialect.knexConfig(options), compileSqlOnError: false, log: knexLog(logger) });
   keepBoundValuesOutOfErrors(knex);
-  watchSlowQueries(knex, options.slowThresholdMs, logger);
+  const queryListeners = new Set<(sql: string, seconds: number) => void>();
+  // Slow queries are reported with their SQL text but never their bound values (secrets).
+  timeQueries(knex, (sql, ms) => {
+    if (ms >= options.slowThresholdMs) logger.warn({ duration_ms: Math.round(ms * 1000) / 1000, sql }, 'slow query');
+    for (const l of queryListeners) l(sql, ms / 1000);
+  });
   if (tracer) traceQueries(knex, tracer, options.driver);
   const retryListeners = new Set<(reason: RetryReason) => void>();
   retryLostWork(knex, {
@@ -216,6 +221,10 @@ export function openDatabase(options: DbOptions, logger: DbLogger, tracer?: Quer
     onRetry: (listener) => {
       retryListeners.add(listener);
       return () => retryListeners.delete(listener);
+    },
+    onQuery: (listener) => {
+      queryListeners.add(listener);
+      return () => queryListeners.delete(listener);
     },
     upsert,
     migrate: () => migrateLatest(knex, { t, dialect, options, upsert }, logger),

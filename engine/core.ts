@@ -3,7 +3,7 @@ import { hostname } from 'node:os';
 import type { Registry } from 'prom-client';
 import type { ChangeFeed } from '../db/change-feed.ts';
 import type { Database } from '../db/database.ts';
-import { countPendingTasks } from '../db/repositories/tasks.ts';
+import { countPendingTasksByType } from '../db/repositories/tasks.ts';
 import type { TaskPatch, TaskRow } from '../db/tasks/row.ts';
 import type { TaskStore } from '../db/tasks/store.ts';
 import { toTaskJson } from '../lib/task-schema.ts';
@@ -74,7 +74,11 @@ export class EngineCore {
     this.store = deps.db.tasks;
     this.changes = new TaskChangeEmitter(deps.logger);
     this.artifacts = new ArtifactStore(deps.db, deps.config.fileUploadPath);
-    this.metrics = createTaskMetrics(deps.registry, () => countPendingTasks(deps.db));
+    this.metrics = createTaskMetrics(
+      deps.registry,
+      () => countPendingTasksByType(deps.db),
+      () => this.runners.keys(),
+    );
     // Outcome writes in flight at once: half the connection pool, at most 4 (one on SQLite's single connection).
     const depth = Math.max(1, Math.min(4, Math.floor(deps.db.options.maxOpenConnections / 2)));
     this.writer = new ChangeWriter(this.store, deps.logger, depth);

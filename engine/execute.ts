@@ -39,6 +39,12 @@ export class Execution {
     core.runs.set(row.id, run);
     this.leases.held(run, sentAt);
     core.metrics.started.inc({ type: row.type, category: row.category });
+    // From the claimed row, as the API shows it: no query. A retry's wait is its backoff, not the queue's.
+    if (row.retry_count === 0 && row.started_at)
+      core.metrics.queueWait.observe(
+        { type: row.type },
+        (Date.parse(row.started_at) - Date.parse(row.created_at)) / 1000,
+      );
     core.metrics.running.inc({ type: row.type });
     core.emit(row);
     run.done = span

@@ -126,7 +126,7 @@ async function assemble(
   declareCoreSettings(registry);
   const logSinks = createLogSinks(db, config.server.file_upload_path);
   declareEngineSettings(registry, logSinks);
-  const metrics = createMetrics();
+  const metrics = createMetrics(VERSION);
   registerDatabaseMetrics(metrics.registry, db);
   const geo = await openGeoIp(config.server.geoip_db_path);
   const audit = new AuditWriter(

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Knex } from 'knex';
 import type { Database } from '../db/database.ts';
-import { countPendingTasks } from '../db/repositories/tasks.ts';
+import { countPendingTasksByType } from '../db/repositories/tasks.ts';
 import { expiredLeases } from '../db/tasks/expired.ts';
 import { CLAIM_ORDER, claimable, toSql } from '../db/tasks/predicates.ts';
 import type { TaskTable } from '../db/tasks/table.ts';
@@ -133,7 +133,7 @@ for (const lane of lanes().filter((l) => l.name in engines)) {
       if (engine.coveringClaim) assert.match(plan, /USING COVERING INDEX/);
       const [reap] = await statementsOf(db, () => expiredLeases(table, 100));
       assert.match(await engine.plan(db, reap!), new RegExp(`${db.t.tasks}_running_index`));
-      const [count] = await statementsOf(db, () => countPendingTasks(db));
+      const [count] = await statementsOf(db, () => countPendingTasksByType(db));
       assert.match(await engine.plan(db, count!), pending);
     });
   });

@@ -180,12 +180,15 @@ export function refreshTaskStatistics(db: Database): Promise<void> {
   return db.dialect.refreshStatistics(db.knex, db.t.tasks);
 }
 
-export async function countPendingTasks(db: Database): Promise<number> {
+/** Pending tasks (not deleted) by type: one grouped count on the pending index. */
+export async function countPendingTasksByType(db: Database): Promise<Map<string, number>> {
   await db.tasks.settle();
-  const [row] = (await whereStatus(db.knex(db.t.tasks), 'pending').whereNull('deleted_at').count({ n: '*' })) as {
-    n: number | string;
-  }[];
-  return Number(row?.n ?? 0);
+  const rows = (await whereStatus(db.knex(db.t.tasks), 'pending')
+    .whereNull('deleted_at')
+    .select('type')
+    .count({ n: '*' })
+    .groupBy('type')) as { type: string; n: number | string }[];
+  return new Map(rows.map((r) => [r.type, Number(r.n)]));
 }
 
 /** How many `user` tasks of `userId` are pending or running (not deleted): what a user's task quota counts. */

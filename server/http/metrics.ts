@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { sameSecret } from '../../lib/same-secret.ts';
 import type { RequestHooks } from './request-hooks.ts';
 
@@ -44,10 +44,19 @@ function requestTally(requests: Counter, duration: Histogram) {
   };
 }
 
-/** One registry per console (tests run several in one process); the engine adds its task metrics to it. */
-export function createMetrics() {
+/**
+ * One registry per console (tests run several in one process); the engine adds its task metrics to it.
+ * `console_build_info` is 1, its labels saying what runs: joined onto other series, it shows a rollout.
+ */
+export function createMetrics(version: string) {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
+  new Gauge({
+    name: 'console_build_info',
+    help: 'The version of Console and of Node.js this process runs (always 1)',
+    labelNames: ['version', 'node_version'],
+    registers: [registry],
+  }).set({ version, node_version: process.version }, 1);
   const collect = () => tally.handOver();
   const httpRequests = new Counter({
     name: 'http_requests_total',
