@@ -94,9 +94,14 @@ describe('the packed package, as a frontend installs it', () => {
         packed!.files.some((f) => f.path === file),
         `${file} is packed`,
       );
-    // Compiled code and declarations only: no TypeScript source, tests or benchmarks.
+    for (const file of ['docs/cli.md', 'examples/typed-client.ts'])
+      assert.ok(
+        packed!.files.some((f) => f.path === file),
+        `${file} is packed`,
+      );
+    // Compiled code and declarations only: no TypeScript source (but the examples, to read), tests or benchmarks.
     assert.deepEqual(
-      packed!.files.filter((f) => /\.ts$/.test(f.path) && !f.path.endsWith('.d.ts')),
+      packed!.files.filter((f) => /\.ts$/.test(f.path) && !f.path.endsWith('.d.ts') && !f.path.startsWith('examples/')),
       [],
     );
     assert.deepEqual(
@@ -114,6 +119,17 @@ describe('the packed package, as a frontend installs it', () => {
   after(async () => {
     await t?.close();
     rmSync(packDir, { recursive: true, force: true });
+  });
+
+  test('the bin named as the package (what `npx console-admin` runs) is the compiled CLI', async () => {
+    const installed = join(dir, 'node_modules', 'console-admin');
+    const own = JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8')) as {
+      name: string;
+      version: string;
+      bin: Record<string, string>;
+    };
+    const { stdout } = await run(process.execPath, [join(installed, own.bin[own.name]!), '--version']);
+    assert.equal(stdout.trim(), own.version);
   });
 
   test('its types check with NodeNext resolution, defaults otherwise', async () => {
