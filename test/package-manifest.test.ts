@@ -33,6 +33,8 @@ test('the tarball holds the docs and the examples beside the README', async () =
     'docs/grafana-dashboard.json',
     'examples/typed-client.ts',
     'examples/live-tasks/index.html',
+    'examples/nginx.conf',
+    'examples/console.service',
   ])
     assert.ok(paths.has(file), `${file} is packed`);
   // README's pictures are for the repository page; the package stays small without them.

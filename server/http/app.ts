@@ -20,6 +20,7 @@ import { registerFileRoutes } from './files.ts';
 import { idempotencyOf } from './idempotency-header.ts';
 import { registerMetrics, type Metrics } from './metrics.ts';
 import { registerOAuthRoutes } from './oauth-routes.ts';
+import { proxyPrefix } from './proxy-prefix.ts';
 import { loadOpenApiDocument } from './openapi-document.ts';
 import { enforceReadTimeout } from './read-timeout.ts';
 import { requestInfo } from './request-info.ts';
@@ -174,6 +175,8 @@ export async function buildHttpApp({
   await app.register(swagger, { mode: 'static', specification: { document: document as never } });
   await app.register(swaggerUi, {
     routePrefix: '/docs',
+    // Its page at /docs names its assets by absolute path: behind a proxy's prefix they need it too.
+    indexPrefix: proxyPrefix(s.root_url) || undefined,
     staticCSP: true,
     // Its default policy has upgrade-insecure-requests, which sends the page's own scripts to https:// when the
     // page is opened over plain http on anything but localhost, and leaves it blank.

@@ -6,6 +6,7 @@ import { brotliCompressSync, gzipSync } from 'node:zlib';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { NotFoundError } from '../../lib/errors.ts';
+import { proxyPrefix } from './proxy-prefix.ts';
 
 // `npm run build:web` writes the UI to dist/web; a compiled server finds it beside itself, one run from the sources
 // in the project's dist/.
@@ -150,7 +151,7 @@ export function registerWebConsole(
     return;
   }
   const files = loadBuild(dir);
-  const prefix = rootUrl ? new URL(rootUrl).pathname.replace(/\/+$/, '') : '';
+  const prefix = proxyPrefix(rootUrl);
   const index = pageFor(files.get('index.html')!.body, prefix, basePath);
   files.delete('index.html');
   const home = `${prefix}${basePath}/`;

@@ -4,8 +4,8 @@
 # shim, test/support/clickhouse-shim.ts) on 127.0.0.1:58123 with database app and user app/app when chdb is
 # installed in $CHDB_PREFIX (default .chdb: npm install --prefix .chdb chdb@3.4.0) and node_modules exists.
 # Data, sockets and logs live in $RUN (default /tmp/console-ci-services). Runs as root without systemd.
-# Also installs Chromium for browser tests and Prometheus for the metrics scrape test (which starts its own
-# server). Usage: tools/ci/services.sh start|stop|env
+# Also installs Chromium for browser tests, Prometheus for the metrics scrape test and nginx for the reverse
+# proxy test (both start their own servers). Usage: tools/ci/services.sh start|stop|env
 set -euo pipefail
 
 RUN=${RUN:-/tmp/console-ci-services}
@@ -14,7 +14,7 @@ CHDB_PREFIX=${CHDB_PREFIX:-$ROOT/.chdb}
 PG_PORT=55432
 MY_PORT=53306
 CH_PORT=58123
-PACKAGES=(postgresql mariadb-server chromium prometheus)
+PACKAGES=(postgresql mariadb-server chromium prometheus nginx-light)
 
 log() { echo "services: $*" >&2; }
 
