@@ -26,8 +26,7 @@ const COMMANDS: Record<string, Command> = {
   migrate: { usage: 'migrate', about: 'Apply the migrations that are due, name each, and exit.' },
   'admin reset-password': {
     usage: 'admin reset-password [--username NAME] [--password PW]',
-    about:
-      'Set a new password, generated and printed when not given (PW must meet the password_min_length\n' + 'setting).',
+    about: 'Set a new password, generated and printed when not given; PW must meet password_min_length.',
   },
   backup: {
     usage: 'backup FILE [--force]',
@@ -50,7 +49,7 @@ const OPTIONS = `Options of every command:
 
 Exit codes:
   0  success (serve: stopped by SIGINT or SIGTERM after draining)
-  1  failure: bad usage or configuration (one line naming the flag or key), or the work failed`;
+  1  failure, its reason on stderr (a configuration mistake: one line naming the flag or key)`;
 
 const indent = (text: string) => text.replace(/^/gm, '    ');
 
