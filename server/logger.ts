@@ -7,7 +7,7 @@
 // Outside debug mode, stdout and the file gather lines and write them 8 KB at a time, or every 200 ms: with the
 // access log at info a line is written per request, and two synchronous writes per request cost more CPU than the
 // request's own work (docs/performance.md "Logging"). What is gathered is written before the process exits.
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, openSync } from 'node:fs';
 import { join } from 'node:path';
 import { createRequire } from 'node:module';
 import pino from 'pino';
@@ -57,10 +57,13 @@ type BatchedSink = ReturnType<typeof pino.destination>;
 const buffered = new Set<BatchedSink>();
 let flushing: NodeJS.Timeout | undefined;
 
-/** A file (or fd 1) written in batches; every such sink is flushed on a timer, and synchronously at exit. */
+/**
+ * A file (or fd 1) written in batches and flushed on a timer; pino writes what is left synchronously at exit. The
+ * file is opened here, synchronously, so that a process ending at once (a refused start) still writes its lines.
+ */
 function batchedSink(dest: string | number): BatchedSink {
-  const sink = pino.destination({ dest, sync: false, minLength: BUFFER_BYTES, append: true, mkdir: true });
-  if (!buffered.size) process.once('exit', flushAllSync);
+  const fd = typeof dest === 'number' ? dest : openSync(dest, 'a');
+  const sink = pino.destination({ dest: fd, sync: false, minLength: BUFFER_BYTES });
   buffered.add(sink);
   flushing ??= setInterval(() => {
     for (const b of buffered) {
@@ -72,16 +75,6 @@ function batchedSink(dest: string | number): BatchedSink {
     }
   }, FLUSH_EVERY_MS).unref();
   return sink;
-}
-
-function flushAllSync(): void {
-  for (const b of buffered) {
-    try {
-      b.flushSync();
-    } catch {
-      // Not open yet, or closed: nothing of it can be written now.
-    }
-  }
 }
 
 export function createLogger(opts: LoggerOptions): pino.Logger {
@@ -110,7 +103,23 @@ export function createLogger(opts: LoggerOptions): pino.Logger {
       : pino.destination({ dest: join(opts.path, LOG_FILE_NAME), sync: true, append: true, mkdir: true });
     streams.push({ level: opts.level, stream: formatSink(opts.format, (s) => void file.write(s)) });
   }
-  return pino({ level: opts.level, redact: { paths: REDACT_PATHS, censor: '***' } }, pino.multistream(streams));
+  const sinks = pino.multistream(streams);
+  const logger = pino({ level: opts.level, redact: { paths: REDACT_PATHS, censor: '***' } }, sinks);
+  (logger as Twinned)[kUnredacted] = pino({ level: opts.level }, sinks);
+  return logger;
+}
+
+const kUnredacted = Symbol('unredacted');
+type Twinned = pino.Logger & { [kUnredacted]?: pino.Logger };
+
+/**
+ * A logger on the same sinks without the redaction pass, for lines whose fields are fixed and hold no secret (the
+ * access log): redaction walked every line's fields for the secret paths, about half of a line's cost
+ * (docs/performance.md "Logging"). Children of `logger` find it too (a pino child inherits from its parent); a
+ * logger `createLogger` did not make is answered as it is.
+ */
+export function unredacted(logger: pino.Logger): pino.Logger {
+  return (logger as Twinned)[kUnredacted] ?? logger;
 }
 
 function isTty(stream: NodeJS.WritableStream): boolean {

@@ -5,7 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { execFileSync } from 'node:child_process';
-import { createLogger, toLogfmt, type LoggerOptions } from '../server/logger.ts';
+import pino from 'pino';
+import { createLogger, toLogfmt, unredacted, type LoggerOptions } from '../server/logger.ts';
 
 /** A destination that collects everything written to it. */
 function sink() {
@@ -256,4 +257,25 @@ process.exit(0);`,
     ['first', 'second'],
     'stdout too',
   );
+});
+
+test('the unredacted twin writes to the same sinks, skips the redaction pass, and children find it', () => {
+  const { logger, out } = make();
+  const child = logger.child({ component: 'http' });
+  assert.notEqual(unredacted(child), child, 'a child of a createLogger logger finds the twin');
+  unredacted(child).info({ route: '/api/auth/me', password: 'not-a-secret-here' }, 'request');
+  child.info({ password: 'hunter2' }, 'ordinary');
+  const [twin, ordinary] = out.lines().map((l) => JSON.parse(l) as Record<string, unknown>);
+  assert.equal(twin?.route, '/api/auth/me');
+  assert.equal(twin?.password, 'not-a-secret-here', 'no redaction pass on the twin');
+  assert.equal(ordinary?.password, '***', 'the logger itself still redacts');
+  const plain = pino({ level: 'silent' });
+  assert.equal(unredacted(plain), plain, 'a logger made elsewhere is answered as it is');
+});
+
+test('a process that exits at once still writes its lines, to the file and to stdout', (t) => {
+  const dir = tmp(t);
+  const seen = runLogging(dir, `logger.info('at once');\nprocess.exit(0);`);
+  assert.equal((JSON.parse(seen.file()) as { msg: string }).msg, 'at once');
+  assert.equal((JSON.parse(seen.stdout) as { msg: string }).msg, 'at once');
 });

@@ -6,8 +6,8 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { chromium, type Browser, type Page } from 'playwright-core';
+import { reported } from './bench/report.ts';
 
 export interface WebDemo {
   /** The service's address, e.g. http://127.0.0.1:40123 (the console is under /admin). */
@@ -37,11 +37,7 @@ export async function startWebDemo(seed: { users: number; tasks: number; audit: 
   if (spawnSync(node, seedArgs, { stdio: 'inherit', env }).status !== 0) throw new Error('seeding failed');
   const [, serveArgs] = tsx('tools/bench/serve-console.ts');
   const server: ChildProcess = spawn(node, serveArgs, { stdio: ['ignore', 'pipe', 'inherit', 'ipc'], env });
-  const line = await new Promise<string>((resolve, reject) => {
-    createInterface({ input: server.stdout! }).once('line', resolve);
-    server.once('exit', (code) => reject(new Error(`the console exited with ${code}`)));
-  });
-  const { port, token } = JSON.parse(line) as { port: number; token: string };
+  const { port, token } = await reported(server, 'the console');
   const base = `http://127.0.0.1:${port}`;
   const browser = await chromium.launch({
     executablePath: process.env.TEST_CHROMIUM ?? '/usr/bin/chromium',
@@ -49,7 +45,7 @@ export async function startWebDemo(seed: { users: number; tasks: number; audit: 
   });
   return {
     base,
-    token,
+    token: token!,
     browser,
     async signedIn({ width = 1280, height = 800, colorScheme = 'light' } = {}) {
       const page = await browser.newPage({ viewport: { width, height }, colorScheme });

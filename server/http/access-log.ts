@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
+import { unredacted } from '../logger.ts';
 import { traceIdOf } from '../tracing/http.ts';
 import type { RequestHooks } from './request-hooks.ts';
 
@@ -25,6 +26,8 @@ export interface AccessLogOptions {
  * signature or an OAuth code), status, milliseconds, body bytes, trace id and user id. Headers are not logged.
  */
 export function accessLog(app: FastifyInstance, logger: Logger, options: AccessLogOptions): RequestHooks {
+  // Its fields are fixed and secret-free (the route pattern, never the URL), so the redaction pass is skipped.
+  const lines = unredacted(logger);
   app.decorateRequest(kUser, null);
   app.decorateRequest(kStreamed, null);
   // A streamed answer (a download, a live event stream) has no length to read afterwards: its writes are counted.
@@ -37,7 +40,7 @@ export function accessLog(app: FastifyInstance, logger: Logger, options: AccessL
       const route = request.routeOptions.url;
       if (!options.probes && route !== undefined && PROBES.has(route)) return;
       const logged = request as Logged;
-      logger.info(
+      lines.info(
         {
           method: request.method,
           route: route ?? 'unmatched',

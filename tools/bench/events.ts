@@ -11,7 +11,7 @@ import { mkdtempSync } from 'node:fs';
 import { Agent, request, type IncomingMessage } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
+import { reported } from './report.ts';
 
 const STREAMS = Number(process.env.BENCH_STREAMS ?? 1000);
 const CREATES = Number(process.env.BENCH_CREATES ?? 100);
@@ -56,11 +56,8 @@ async function startServer(): Promise<Server> {
     stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
     env,
   });
-  const line = await new Promise<string>((resolve, reject) => {
-    createInterface({ input: proc.stdout! }).once('line', resolve);
-    proc.once('exit', (code) => reject(new Error(`the server exited with ${code}`)));
-  });
-  return { proc, ...(JSON.parse(line) as { port: number; token: string }) };
+  const { port, token } = await reported(proc, 'the server');
+  return { proc, port, token: token! };
 }
 
 /** Asks the server process over IPC: its CPU time (µs), or its memory after a full collection. */

@@ -19,6 +19,7 @@ import { createInterface } from 'node:readline';
 import autocannon from 'autocannon';
 import { CHDB_PREFIX, chdbInstalled } from '../../test/support/clickhouse-shim.ts';
 import { benchOnly } from './only.ts';
+import { reported, type Report } from './report.ts';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
@@ -27,7 +28,7 @@ const wanted = benchOnly(['sqlite', 'backlog', 'clickhouse', 'pinned']);
 
 interface Child {
   proc: ChildProcess;
-  info: { port: number; token?: string };
+  info: Report;
 }
 
 // The servers run as `npm start` runs the service: the compiled build with the start script's node flags.
@@ -53,11 +54,7 @@ async function start(script: string, childEnv = env, pinned = false): Promise<Ch
     stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
     env: childEnv,
   });
-  const line = await new Promise<string>((resolve, reject) => {
-    createInterface({ input: proc.stdout! }).once('line', resolve);
-    proc.once('exit', (code) => reject(new Error(`${script} exited with ${code}`)));
-  });
-  return { proc, info: JSON.parse(line) as Child['info'] };
+  return { proc, info: await reported(proc, script) };
 }
 
 /** The child's CPU time in microseconds (user + system), asked over IPC. */

@@ -1,30 +1,21 @@
 // Child process of the HTTP and events benchmarks: a console on the SQLite database at BENCH_DB, or on the database
 // BENCH_DATABASE describes (seeded by seed-users.ts), with the config sections BENCH_CONFIG holds as JSON added,
-// reporting {port, token} as one JSON line on stdout. It runs as `npm start` serves: the default configuration,
-// the log at `info` (its stdout lines to a file beside the log file, since stdout carries the report), and the
-// rate limits on, raised above what the load asks so that their cost is measured and no request is refused.
-import { createWriteStream } from 'node:fs';
+// reporting {port, token} over IPC (report.ts). It runs as `npm start` serves: the default configuration, the log
+// at `info` to stdout and to a file beside the database, and the rate limits on, raised above what the load asks
+// so that their cost is measured and no request is refused.
 import { request } from 'node:http';
 import { dirname, join } from 'node:path';
 import { createConsole } from '../../index.ts';
-import { createLogger } from '../../server/logger.ts';
 
 const path = process.env.BENCH_DB!;
 const password = process.env.BENCH_PASSWORD!;
-const logs = join(dirname(path), 'logs');
 const c = await createConsole({
   env: {},
-  logger: createLogger({
-    level: 'info',
-    format: 'json',
-    path: logs,
-    mode: 'release',
-    destination: createWriteStream(join(dirname(path), 'stdout.log'), { flags: 'a' }),
-  }),
   announce: () => {},
   config: {
     server: { port: 0, host: '127.0.0.1', file_upload_path: join(dirname(path), 'uploads') },
     database: process.env.BENCH_DATABASE ? JSON.parse(process.env.BENCH_DATABASE) : { driver: 'sqlite', path },
+    log: { path: join(dirname(path), 'logs') },
     rate_limit: { global_per_minute: 100_000_000 },
     ...(process.env.BENCH_CONFIG ? JSON.parse(process.env.BENCH_CONFIG) : {}),
   },
@@ -54,7 +45,7 @@ function login(port: number): Promise<string> {
 
 const { port } = await c.listen();
 const token = await login(port);
-process.stdout.write(`${JSON.stringify({ port, token })}\n`);
+process.send!({ port, token });
 // The benchmark asks for this process's CPU time, or its memory after a full collection (with --expose-gc), over IPC.
 process.on('message', (what) => {
   if (what !== 'memory') return process.send?.(process.cpuUsage());
