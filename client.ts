@@ -731,6 +731,51 @@ export type AppRouter = TRPCBuiltRouter<Root, {
       };
       meta: object;
     }>;
+    verify: TRPCQueryProcedure<{
+      input: Record<string, never> | undefined;
+      output: {
+        intact: boolean;
+        first_seq: number;
+        verified_seq: number;
+        checkpoint: number | null;
+        checkpoint_seq: number | null;
+        broken: {
+          seq: number;
+          kind: "checkpoint" | "edited" | "removed" | "inserted" | "reordered";
+          reason: string;
+        } | null;
+      };
+      meta: object;
+    }>;
+    checkpoints: TRPCQueryProcedure<{
+      input: {
+        current?: number | undefined;
+        page_size?: number | undefined;
+      };
+      output: {
+        data: {
+          number: number;
+          size: number;
+          hash: string;
+          time: string;
+          removed_through: number;
+          removed_hash: string;
+          signature: string;
+        }[];
+        total: number;
+        current: number;
+        page_size: number;
+      };
+      meta: object;
+    }>;
+    publicKey: TRPCQueryProcedure<{
+      input: Record<string, never> | undefined;
+      output: {
+        algorithm: "Ed25519";
+        public_key: string;
+      };
+      meta: object;
+    }>;
   };
   tasks: {
     list: TRPCQueryProcedure<{

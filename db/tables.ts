@@ -11,6 +11,9 @@ export function tableNames(prefix: string) {
     settings: name('settings'),
     secrets: name('secrets'),
     auditLogs: name('audit_logs'),
+    /** The audit chain's head: the last seq and its hash, the row every append locks (docs/audit-chain.md). */
+    auditChain: name('audit_chain'),
+    auditCheckpoints: name('audit_checkpoints'),
     changes: name('changes'),
     tasks: name('tasks'),
     /** How many tasks are not deleted, where the database keeps it (Dialect.keepLiveRowCount). */

@@ -1,5 +1,4 @@
 import type { Database } from '../db/database.ts';
-import { deleteAuditRecordsBefore } from '../db/repositories/audit-logs.ts';
 import { findExpiredFiles } from '../db/repositories/files.ts';
 import { deleteEndedSessions } from '../db/repositories/sessions.ts';
 import { expiredTaskIds } from '../db/repositories/tasks.ts';
@@ -21,6 +20,11 @@ export interface CleanupDeps {
   settings: EngineSettings;
   /** Run by the expired sessions and tokens cleanup after the session cleanup. */
   credentialCleaners?: CredentialCleaner[];
+  /**
+   * Removes the audit records made before the date, answering how many: a prefix of the hash chain only, with
+   * a signed checkpoint saying which (routers/audit/chain.ts).
+   */
+  removeAuditRecordsBefore(before: Date): Promise<number>;
 }
 
 const cutoff = (days: number) => new Date(Date.now() - days * DAY_MS);
@@ -72,7 +76,7 @@ export function registerBuiltInSchedules(deps: CleanupDeps): void {
     const days = settings.get<number>('audit_log_retention_days');
     const before = cutoff(days);
     return {
-      deleted_audit_logs: await deleteAuditRecordsBefore(db, before),
+      deleted_audit_logs: await deps.removeAuditRecordsBefore(before),
       retention_days: days,
       cutoff: before.toISOString(),
     };

@@ -7,8 +7,10 @@ import { migrations } from '../db/migrations/index.ts';
 import { resetPasswordByUsername } from '../routers/auth/bootstrap.ts';
 import { SESSIONS_CHANNEL, USERS_CHANNEL } from '../routers/auth/identity.ts';
 import { PasswordHasher } from '../routers/auth/password-hash.ts';
+import { describeVerification, verifyAuditCommand } from './audit-verify-command.ts';
 import { ConfigError, loadConfig } from './config/load.ts';
 import { maskedConfig } from './config/masked.ts';
+import type { ConsoleConfig } from './config/schema.ts';
 import { createConsole } from './console.ts';
 import { databaseOptions } from './database-options.ts';
 import { copyKeyFile } from './encrypt-key.ts';
@@ -33,6 +35,12 @@ const COMMANDS: Record<string, Command> = {
     about:
       'Copy the SQLite database to FILE (mode 0600) while it serves, and its key file beside FILE; an\n' +
       'existing FILE only with --force. Progress on stderr. PostgreSQL, MySQL, ClickHouse: their own tools.',
+  },
+  'audit verify': {
+    usage: 'audit verify [--checkpoints FILE]',
+    about:
+      'Verify the audit hash chain in the database against its signed checkpoints, or those of FILE\n' +
+      '(audit.checkpoint_path). Exit 1 when it is broken, naming the first broken seq.',
   },
   'config check': {
     usage: 'config check',
@@ -103,7 +111,12 @@ async function serve(argv: string[]): Promise<void> {
 
 async function withDatabase(
   argv: string[],
-  work: (db: ReturnType<typeof openDatabase>, hasher: PasswordHasher, applied: string[]) => Promise<void>,
+  work: (
+    db: ReturnType<typeof openDatabase>,
+    hasher: PasswordHasher,
+    applied: string[],
+    config: ConsoleConfig,
+  ) => Promise<void>,
 ): Promise<void> {
   const config = loadConfig({ argv, env: process.env });
   const logger = createLogger({
@@ -117,7 +130,7 @@ async function withDatabase(
   const db = openDatabase(databaseOptions(config), logger);
   try {
     const applied = await db.migrate();
-    await work(db, new PasswordHasher(config.security.scrypt_cost), applied);
+    await work(db, new PasswordHasher(config.security.scrypt_cost), applied, config);
   } finally {
     await db.close();
   }
@@ -220,6 +233,15 @@ async function main(args: string[]): Promise<void> {
   if (command === 'backup') return backup(argv);
   if (command === 'migrate') return migrate(argv);
   if (command === 'config check') return configCheck(argv);
+  if (command === 'audit verify') {
+    const checkpoints = takeFlag(argv, 'checkpoints');
+    return withDatabase(argv, async (db, _hasher, _applied, config) => {
+      const logger = createLogger({ level: 'error', format: 'json', path: '', mode: 'release' });
+      const result = await verifyAuditCommand(config, db, logger, checkpoints);
+      console.log(describeVerification(result));
+      if (result.broken) process.exitCode = 1;
+    });
+  }
   if (command === 'admin reset-password') {
     const username = takeFlag(argv, 'username');
     const password = takeFlag(argv, 'password');

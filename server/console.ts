@@ -10,8 +10,9 @@ import type { TaskEngine } from '../engine/engine.ts';
 import type { Scheduler } from '../engine/scheduler.ts';
 import { createLogSinks, declareEngineSettings } from '../engine/settings.ts';
 import { SettingsRegistry } from '../lib/settings-registry.ts';
+import { AuditChain } from '../routers/audit/chain.ts';
 import { AuditLogService } from '../routers/audit/service.ts';
-import { AuditWriter } from '../routers/audit/writer.ts';
+import { AuditWriter, type AppendAudit } from '../routers/audit/writer.ts';
 import { ensureAdminUser, ensureSystemRoles } from '../routers/auth/bootstrap.ts';
 import { IdentityStore, ROLES_CHANNEL, USERS_CHANNEL } from '../routers/auth/identity.ts';
 import { LoginGuard } from '../routers/auth/login-guard.ts';
@@ -41,6 +42,7 @@ import { loadConfig, type LoadOptions } from './config/load.ts';
 import type { ConsoleConfig } from './config/schema.ts';
 import { databaseOptions } from './database-options.ts';
 import { encryptKeyProvider } from './encrypt-key.ts';
+import { auditCheckpointSigner } from './audit-signing-key.ts';
 import { storedSecretsKey } from './stored-secrets.ts';
 import { openGeoIp } from './geoip.ts';
 import { buildHttpApp } from './http/app.ts';
@@ -59,6 +61,11 @@ export interface ConsoleOptions extends LoadOptions {
   logger?: Logger;
   /** TLS options for SMTP connections, such as a private CA (`{ca}`) for a mail relay with its own certificate. */
   mailTls?: ConnectionOptions;
+  /**
+   * @internal For tools/bench/audit.ts only: how audit records are stored instead of appending to the chain, so
+   * one run can measure writes with the chain and without it. Not a configuration key on purpose.
+   */
+  auditAppend?: AppendAudit;
 }
 
 export interface Console {
@@ -136,6 +143,7 @@ async function assemble(
       logger.error({ err: error }, 'audit write failed');
     },
     geo,
+    options.auditAppend,
   );
   const settings = new SettingsService(db, feed, registry, audit);
   await settings.start();
@@ -143,6 +151,17 @@ async function assemble(
   const secretsKey = await storedSecretsKey(db, encryptKey, logger);
   const jwtSecret =
     config.jwt.secret ?? (await getOrCreateSecret(db, 'jwt_secret', randomBytes(48).toString('base64url'), secretsKey));
+  const auditChain = new AuditChain(db, await auditCheckpointSigner(config.audit.signing_key, db, secretsKey), {
+    checkpointPath: config.audit.checkpoint_path,
+    intervalMs: config.audit.checkpoint_interval,
+    metrics: {
+      verified: (result) => {
+        metrics.auditVerifiedSeq.set(result.verified_seq);
+        metrics.auditChainIntact.set(result.intact ? 1 : 0);
+      },
+    },
+    onError: (error, what) => logger.error({ err: error }, `${what} failed`),
+  });
   const hasher = new PasswordHasher(config.security.scrypt_cost);
   const tokens = new TokenSigner(jwtSecret, config.jwt.expiration, config.cache.size);
   const identities = new IdentityStore(db, feed, config.cache.size);
@@ -156,6 +175,7 @@ async function assemble(
     registry: metrics.registry,
     logger,
     audit,
+    auditChain,
     logSinks,
     tracer: taskTracer(tracing),
     secretsKey,
@@ -211,7 +231,8 @@ async function assemble(
     permissions,
     settings,
     audit,
-    auditLogs: new AuditLogService(db, config.cache.size),
+    auditLogs: new AuditLogService(db, config.cache.size, audit),
+    auditChain,
     smtp,
     mailer,
     auth,
@@ -262,6 +283,8 @@ async function assemble(
   await tasks.engine.start();
   opened.push(() => tasks.engine.stop());
   await tasks.scheduler.start();
+  auditChain.start();
+  opened.push(() => auditChain.stop());
   let closing: Promise<void> | undefined;
 
   return {
@@ -296,6 +319,8 @@ async function assemble(
         await mailer.idle();
         await tasks.scheduler.stop();
         await tasks.engine.stop();
+        // After everything that audits: the last records are signed before the node goes.
+        await auditChain.stop();
         await recorder.stop();
         await feed.close();
         await db.close();

@@ -13,6 +13,8 @@ import { TaskEngine } from '../engine/engine.ts';
 import type { LogSinks } from '../engine/log-sinks.ts';
 import { Scheduler } from '../engine/scheduler.ts';
 import type { EngineSettings, TaskTracer } from '../engine/types.ts';
+import type { AuditChain } from '../routers/audit/chain.ts';
+import { registerAuditVerify } from '../routers/audit/verify-schedule.ts';
 import type { AuditWriter } from '../routers/audit/writer.ts';
 import { FileService } from '../routers/files/service.ts';
 import { ScheduleService } from '../routers/schedules/service.ts';
@@ -30,6 +32,7 @@ export interface TaskParts {
   registry: Registry;
   logger: Logger;
   audit: AuditWriter;
+  auditChain: AuditChain;
   logSinks: LogSinks;
   tracer: TaskTracer | undefined;
   /** Seals the generated file-link key at rest (server/stored-secrets.ts). */
@@ -45,6 +48,7 @@ export async function assembleTasks({
   registry,
   logger,
   audit,
+  auditChain,
   logSinks,
   tracer,
   secretsKey,
@@ -82,7 +86,9 @@ export async function assembleTasks({
       deleteExpiredIdempotencyKeys,
       deleteExpiredEventTickets,
     ],
+    removeAuditRecordsBefore: (before) => auditChain.removeBefore(before),
   });
+  registerAuditVerify(engine, scheduler, auditChain, audit, logger);
   engine.register(USER_EXPORT_TYPE, userExportRunner(db), { maxRetries: 1 });
   const quota = new UserTaskQuota(db, config.quota.active_user_tasks);
   const fileSecret = await getOrCreateSecret(

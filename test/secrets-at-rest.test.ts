@@ -28,7 +28,7 @@ for (const lane of lanes()) {
       try {
         const token = await t.login();
         const stored = await storedSecrets(t);
-        assert.deepEqual([...stored.keys()].sort(), ['file_signature_key', 'jwt_secret']);
+        assert.deepEqual([...stored.keys()].sort(), ['audit_signing_key', 'file_signature_key', 'jwt_secret']);
         for (const [name, value] of stored) assert.ok(isSealed(value), `${name} is sealed`);
         assert.equal(await verifies(token, stored.get('jwt_secret')!), false, 'the stored value is not the key');
         assert.equal((await t.request('GET', '/api/auth/me', { token })).status, 200);

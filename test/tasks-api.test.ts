@@ -350,6 +350,7 @@ for (const lane of lanes()) {
       assert.equal(list.status, 200);
       assert.deepEqual(list.body.data.map((s: { id: string }) => s.id).sort(), [
         'audit-log-cleanup',
+        'audit-log-verify',
         'session-cleanup',
         'task-log-cleanup',
       ]);

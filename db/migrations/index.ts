@@ -11,6 +11,7 @@ import { taskListIndexes } from './009_task_list_indexes.ts';
 import { taskIndexEntries } from './010_task_index_entries.ts';
 import { taskBacklog } from './011_task_backlog.ts';
 import { taskClaimEntries } from './012_task_claim_entries.ts';
+import { auditChain } from './013_audit_chain.ts';
 
 /** Every migration in order. Add new ones at the end; never edit one that has shipped. */
 export const migrations: Migration[] = [
@@ -26,4 +27,5 @@ export const migrations: Migration[] = [
   taskIndexEntries,
   taskBacklog,
   taskClaimEntries,
+  auditChain,
 ];

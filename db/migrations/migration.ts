@@ -30,6 +30,8 @@ const TABLE_LAYOUTS: Partial<Record<keyof TableNames, TableDesign>> = {
   settings: { version: 'updated_at' },
   // Append-only logs, sorted by what their lists filter and order on.
   auditLogs: { sortKey: ['created_at', 'id'] },
+  // One row, replaced at every append: ClickHouse keeps each version and reads the one of the highest seq.
+  auditChain: { version: 'seq' },
   taskLogs: { sortKey: ['task_id', 'created_at', 'id'] },
   // Read in id order after a known id.
   taskEvents: { sortKey: ['id'] },

@@ -1,22 +1,14 @@
 import type { Knex } from 'knex';
+import type { ChainedContent } from '../../lib/audit-hash.ts';
 import type { Database } from '../database.ts';
 import { counted } from '../counts.ts';
 import { ShapedRead } from '../fixed-read.ts';
 import { isoFromDb } from '../dialects/index.ts';
 import { pageWindow } from '../page-window.ts';
 
-export interface AuditRecord {
-  id: string;
-  created_at: string;
-  user_id: string | null;
-  username: string;
-  action: string;
-  resource_type: string;
-  resource_id: string;
+/** A record as the API answers it: the chain's content (lib/audit-hash.ts) without its seq. */
+export interface AuditRecord extends Omit<ChainedContent, 'seq' | 'status' | 'details'> {
   status: 'success' | 'failure';
-  ip: string;
-  user_agent: string;
-  org_id: string | null;
   details: Record<string, unknown>;
 }
 
@@ -29,16 +21,28 @@ export interface AuditFilter {
   org_id?: string;
 }
 
-export async function insertAuditRecord(db: Database, r: AuditRecord): Promise<void> {
-  await db
-    .knex(db.t.auditLogs)
-    .insert({ ...r, created_at: db.dialect.toDbTime(new Date(r.created_at)), details: JSON.stringify(r.details) });
-}
-
 /** A filter as the statement binds it: times as the database takes them, an empty value as none. */
 type AuditValues = Record<keyof AuditFilter, unknown>;
 
-function filtered(db: Database, f: AuditValues): Knex.QueryBuilder {
+export function filterValues(db: Database, f: AuditFilter): AuditValues {
+  return {
+    user_id: f.user_id || undefined,
+    action: f.action || undefined,
+    resource_type: f.resource_type || undefined,
+    org_id: f.org_id || undefined,
+    start_time: f.start_time && db.dialect.toDbTime(f.start_time),
+    end_time: f.end_time && db.dialect.toDbTime(f.end_time),
+  };
+}
+
+/** A stored row as the API answers it, converted in place: each row object was made for this answer alone. */
+export function recordFromRow<T extends AuditRecord = AuditRecord>(row: Record<string, unknown>): T {
+  row.created_at = isoFromDb(row.created_at);
+  row.details = JSON.parse(String(row.details));
+  return row as unknown as T;
+}
+
+export function filtered(db: Database, f: AuditValues): Knex.QueryBuilder {
   const q = db.knex(db.t.auditLogs);
   if (f.user_id) q.where('user_id', f.user_id);
   if (f.action) q.where('action', f.action);
@@ -83,31 +87,9 @@ export async function listAuditRecords(
   offset: number,
   limit: number,
 ): Promise<{ rows: AuditRecord[]; total: number }> {
-  const values: AuditValues = {
-    user_id: f.user_id || undefined,
-    action: f.action || undefined,
-    resource_type: f.resource_type || undefined,
-    org_id: f.org_id || undefined,
-    start_time: f.start_time && db.dialect.toDbTime(f.start_time),
-    end_time: f.end_time && db.dialect.toDbTime(f.end_time),
-  };
+  const values = filterValues(db, f);
   const r = readsOf(db);
   const total = await counted(db, r.count.of(values));
   const rows = await db.read(r.page.of({ ...values, offset, limit }));
-  return {
-    total,
-    // Converted in place, as the task list does: each row object was made for this answer alone.
-    rows: rows.map((row) => {
-      row.created_at = isoFromDb(row.created_at);
-      row.details = JSON.parse(String(row.details));
-      return row as unknown as AuditRecord;
-    }),
-  };
-}
-
-export async function deleteAuditRecordsBefore(db: Database, before: Date): Promise<number> {
-  return db
-    .knex(db.t.auditLogs)
-    .where('created_at', '<', db.dialect.toDbTime(before) as string)
-    .del();
+  return { total, rows: rows.map((row) => recordFromRow(row)) };
 }

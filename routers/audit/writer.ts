@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Database } from '../../db/database.ts';
-import { insertAuditRecord } from '../../db/repositories/audit-logs.ts';
+import { appendAuditRecord } from '../../db/repositories/audit-chain.ts';
+import type { AuditRecord } from '../../db/repositories/audit-logs.ts';
 import type { RequestInfo } from '../common/context.ts';
 
 export type AuditAction =
@@ -17,8 +18,10 @@ export type AuditAction =
   | 'trigger'
   | 'password_change'
   | 'password_reset'
-  | 'unlock';
-export type AuditResource = 'user' | 'role' | 'setting' | 'smtp' | 'task' | 'schedule' | 'session' | 'organization';
+  | 'unlock'
+  | 'verify';
+export type AuditResource =
+  'user' | 'role' | 'setting' | 'smtp' | 'task' | 'schedule' | 'session' | 'organization' | 'audit_log';
 
 export interface AuditEntry {
   action: AuditAction;
@@ -43,19 +46,23 @@ export function maskSecrets(value: unknown): unknown {
   return value;
 }
 
+/** How a record is stored: appended to the chain (tools/bench/audit.ts passes a plain insert to compare). */
+export type AppendAudit = (db: Database, record: AuditRecord) => Promise<unknown>;
+
 export interface GeoLookup {
   (ip: string): { country?: string; city?: string } | undefined;
 }
 
 /**
- * The one way to write an audit record. A failed write never fails the request that caused it: it is logged
- * and counted instead.
+ * The one way to write an audit record, appended to the hash chain (docs/audit-chain.md). A failed write never
+ * fails the request that caused it: it is logged and counted instead.
  */
 export class AuditWriter {
   constructor(
     private readonly db: Database,
     private readonly onFailure: (error: unknown) => void,
     private readonly geo?: GeoLookup,
+    private readonly append: AppendAudit = appendAuditRecord,
   ) {}
 
   async write(entry: AuditEntry): Promise<void> {
@@ -65,7 +72,7 @@ export class AuditWriter {
       if (where) details.geo = where;
     }
     try {
-      await insertAuditRecord(this.db, {
+      await this.append(this.db, {
         id: randomUUID(),
         created_at: new Date().toISOString(),
         user_id: entry.actor?.id ?? null,

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { ChangeFeed } from '../../db/change-feed.ts';
 import type { TaskEngine } from '../../engine/engine.ts';
+import type { AuditChain } from '../audit/chain.ts';
 import type { AuditLogService } from '../audit/service.ts';
 import type { AuditWriter } from '../audit/writer.ts';
 import type { IdentityStore } from '../auth/identity.ts';
@@ -42,6 +43,7 @@ export interface Services {
   smtp: SmtpService;
   audit: AuditWriter;
   auditLogs: AuditLogService;
+  auditChain: AuditChain;
   engine: TaskEngine;
   tasks: TaskService;
   /** Live task events: tickets, streams and their limits. */

@@ -31,6 +31,7 @@ const BUILT_IN: Declared[] = [
   { code: 'system:settings:view', name: 'View settings', module: 'System settings', roles: OV },
   { code: 'system:settings:update', name: 'Update settings', module: 'System settings', roles: [] },
   { code: 'audit_log:list', name: 'List audit logs', module: 'Audit logs', roles: OV, orgScoped: true },
+  { code: 'audit_log:verify', name: 'Verify the audit chain', module: 'Audit logs', roles: [] },
   { code: 'task:list', name: 'List tasks', module: 'Tasks', roles: OV, orgScoped: true },
   { code: 'task:view', name: 'View tasks', module: 'Tasks', roles: OV, orgScoped: true },
   { code: 'task:cancel', name: 'Cancel tasks', module: 'Tasks', roles: O, orgScoped: true },

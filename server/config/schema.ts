@@ -1,5 +1,15 @@
 import { z } from 'zod';
+import { signingKeyFrom } from '../../lib/audit-checkpoint.ts';
 import { parseDuration } from '../../lib/duration.ts';
+
+function signsCheckpoints(key: string): boolean {
+  try {
+    signingKeyFrom(key);
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 // Durations are Go-style strings in files and variables (`10s`, `1m30s`); the parsed config holds milliseconds.
 const duration = (fallback: string) =>
@@ -242,6 +252,25 @@ export const configSchema = z
           .optional()
           .describe('HS256 signing secret (16+ characters); generated once and stored in the database when absent'),
         expiration: duration('24h').describe('token lifetime'),
+      })
+      .strict()
+      .prefault({}),
+    audit: z
+      .object({
+        signing_key: z
+          .string()
+          .refine(signsCheckpoints, 'must be an Ed25519 private key: PEM, or base64 of its PKCS#8 form')
+          .optional()
+          .describe(
+            'Ed25519 private key signing audit checkpoints (PEM or base64 PKCS#8); generated once, sealed and stored in the database when absent',
+          ),
+        checkpoint_path: z
+          .string()
+          .default('')
+          .describe(
+            'also append each signed audit checkpoint to this file (one JSON line each); empty: only the database',
+          ),
+        checkpoint_interval: duration('1m').describe('how often a checkpoint is signed while audit records are added'),
       })
       .strict()
       .prefault({}),

@@ -27,6 +27,7 @@ import { requestInfo } from './request-info.ts';
 import { registerRateLimits } from './rate-limit.ts';
 import { registerRestRoutes } from './rest-adapter.ts';
 import { registerTaskEventRoutes } from './task-events-route.ts';
+import { registerAuditExportRoute } from './audit-export-route.ts';
 import { registerTrpcRoutes } from './trpc-routes.ts';
 import { addRequestHooks } from './request-hooks.ts';
 import { securityHeaders } from './security-headers.ts';
@@ -151,6 +152,7 @@ export async function buildHttpApp({
       registerRestRoutes(api, appRouter, createContext);
       registerFileRoutes(api, services);
       registerTaskEventRoutes(api, services);
+      registerAuditExportRoute(api, services);
       registerOAuthRoutes(api, services);
     },
     { prefix: '/api' },

@@ -89,6 +89,16 @@ export function createMetrics(version: string) {
       help: 'Audit records that could not be written',
       registers: [registry],
     }),
+    auditVerifiedSeq: new Gauge({
+      name: 'audit_chain_verified_seq',
+      help: 'The seq up to which the last verification on this node found the audit chain intact',
+      registers: [registry],
+    }),
+    auditChainIntact: new Gauge({
+      name: 'audit_chain_intact',
+      help: 'Whether the last verification on this node found the audit chain intact (1) or broken (0)',
+      registers: [registry],
+    }),
   };
 }
 export type Metrics = ReturnType<typeof createMetrics>;

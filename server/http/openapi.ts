@@ -9,6 +9,7 @@ import { errorResponse } from './openapi-parts.ts';
 import { oauthRouteDocs } from './oauth-routes.ts';
 import { restRoutes } from './rest-adapter.ts';
 import { taskEventRouteDocs } from './task-events-route.ts';
+import { auditExportRouteDocs } from './audit-export-route.ts';
 
 type Json = Record<string, unknown>;
 
@@ -249,7 +250,12 @@ export function serviceDocument(version: string, baseUrl: string): Json {
   const document = buildOpenApiDocument(appRouter, { version, baseUrl });
   const paths = document.paths as Record<string, Record<string, Json>>;
   // Merged per method: the OAuth callback's GET is a plain route, its POST a procedure.
-  for (const [path, item] of Object.entries({ ...fileRouteDocs, ...oauthRouteDocs, ...taskEventRouteDocs }))
+  for (const [path, item] of Object.entries({
+    ...fileRouteDocs,
+    ...oauthRouteDocs,
+    ...taskEventRouteDocs,
+    ...auditExportRouteDocs,
+  }))
     paths[path] = { ...paths[path], ...structuredClone(item) };
   addCommonResponses(paths);
   return document;

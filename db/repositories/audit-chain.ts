@@ -1,0 +1,133 @@
+import type { Knex } from 'knex';
+import { GENESIS_HASH, recordHash, type ChainedRecord } from '../../lib/audit-hash.ts';
+import type { Database } from '../database.ts';
+import type { Dialect } from '../dialects/index.ts';
+import type { TableNames } from '../tables.ts';
+import { filtered, filterValues, recordFromRow, type AuditFilter, type AuditRecord } from './audit-logs.ts';
+
+/** The one chain-head row's key. */
+const HEAD = 'audit';
+/** Appends in this process wait here, so only one of them at a time waits on the head row's lock. */
+export const CHAIN_LOCK = 'audit_chain';
+
+export interface ChainHead {
+  seq: number;
+  hash: string;
+}
+
+/**
+ * The chain's head, locked until the transaction ends where the engine has row locks (PostgreSQL, MySQL):
+ * every node's append takes this lock first, so no two records get one seq and the chain never forks. SQLite's
+ * single writer and ClickHouse's single process (`CHAIN_LOCK`) serialise appends without it.
+ */
+export async function lockedHead(trx: Knex, t: TableNames, dialect: Dialect): Promise<ChainHead> {
+  const row = (await dialect.lockForUpdate(trx(t.auditChain).where('name', HEAD).select('seq', 'hash')))[0] as
+    { seq: unknown; hash: string } | undefined;
+  return row ? { seq: Number(row.seq), hash: row.hash } : { seq: 0, hash: GENESIS_HASH };
+}
+
+export async function writeHead(trx: Knex, t: TableNames, dialect: Dialect, head: ChainHead): Promise<void> {
+  await dialect.replaceRows(trx, t.auditChain, [{ name: HEAD, seq: head.seq, hash: head.hash }], ['name']);
+}
+
+/**
+ * Runs `work` holding the chain head: one at a time in this process, and in a transaction that locks the head
+ * row on engines with row locks. Appends, checkpoints and the retention cleanup all go through here.
+ */
+export function withChainHead<T>(db: Database, work: (trx: Knex, head: ChainHead) => Promise<T>): Promise<T> {
+  return db.withLock(CHAIN_LOCK, () =>
+    db.dialect.transaction(db.knex, async (trx) => work(trx, await lockedHead(trx, db.t, db.dialect))),
+  );
+}
+
+/** Appends the record to the chain: the next seq, the head's hash as its previous hash, and its own hash. */
+export async function appendAuditRecord(db: Database, r: AuditRecord): Promise<ChainHead> {
+  // Hashed as it will be read back: JSON text parsed again (undefined members gone, numbers as JSON has them).
+  const details = JSON.stringify(r.details);
+  const content = { ...r, details: JSON.parse(details) as unknown };
+  return withChainHead(db, async (trx, head) => {
+    const next = { seq: head.seq + 1, hash: '' };
+    next.hash = recordHash(head.hash, { ...content, seq: next.seq });
+    await trx(db.t.auditLogs).insert({
+      ...r,
+      created_at: db.dialect.toDbTime(new Date(r.created_at)),
+      details,
+      seq: next.seq,
+      prev_hash: head.hash,
+      hash: next.hash,
+    });
+    await writeHead(trx, db.t, db.dialect, next);
+    return next;
+  });
+}
+
+/** The chain's head as committed, without locking it. */
+export async function chainHead(db: Database): Promise<ChainHead> {
+  return lockedHead(db.knex, db.t, { ...db.dialect, lockForUpdate: (q) => q });
+}
+
+const BATCH = 5000;
+
+/**
+ * The records matching `filter` in seq order (by id within a seq, where tampering gave two records one seq),
+ * read in keyset batches of BATCH: a million records pass through without being held at once.
+ */
+export async function* chainedRecords(
+  db: Database,
+  filter: AuditFilter = {},
+  throughSeq = Number.MAX_SAFE_INTEGER,
+): AsyncGenerator<ChainedRecord & AuditRecord> {
+  const values = filterValues(db, filter);
+  let after: { seq: number; id: string } | undefined;
+  for (;;) {
+    const q = filtered(db, values).where('seq', '<=', throughSeq);
+    if (after) {
+      const { seq, id } = after;
+      q.where((w) => w.where('seq', '>', seq).orWhere((same) => same.where('seq', seq).where('id', '>', id)));
+    }
+    const rows = await db.read(q.orderBy([{ column: 'seq' }, { column: 'id' }]).limit(BATCH));
+    for (const row of rows) {
+      row.seq = Number(row.seq);
+      yield recordFromRow<ChainedRecord & AuditRecord>(row);
+    }
+    if (rows.length < BATCH) return;
+    const last = rows[rows.length - 1]!;
+    after = { seq: last.seq as number, id: String(last.id) };
+  }
+}
+
+/**
+ * Chains the records written before the chain existed (migration 013), in the order they were listed in
+ * (created_at, then id), and sets the head to the last of them.
+ */
+export async function chainExistingRecords(knex: Knex, t: TableNames, dialect: Dialect): Promise<void> {
+  let head: ChainHead = { seq: 0, hash: GENESIS_HASH };
+  let after: { created_at: unknown; id: string } | undefined;
+  for (;;) {
+    const q = knex(t.auditLogs).where('seq', 0);
+    if (after) {
+      const { created_at, id } = after;
+      q.where((w) =>
+        w
+          .where('created_at', '>', created_at as string)
+          .orWhere((same) => same.where('created_at', created_at as string).where('id', '>', id)),
+      );
+    }
+    const rows = (await q.orderBy([{ column: 'created_at' }, { column: 'id' }]).limit(1000)) as Record<
+      string,
+      unknown
+    >[];
+    if (!rows.length) break;
+    after = { created_at: rows[rows.length - 1]!.created_at, id: String(rows[rows.length - 1]!.id) };
+    await dialect.transaction(knex, async (trx) => {
+      for (const row of rows) {
+        const r = recordFromRow({ ...row });
+        const seq = head.seq + 1;
+        const hash = recordHash(head.hash, { ...r, seq });
+        await trx(t.auditLogs).where('id', r.id).update({ seq, prev_hash: head.hash, hash });
+        head = { seq, hash };
+      }
+    });
+  }
+  await writeHead(knex, t, dialect, head);
+}
