@@ -9,7 +9,7 @@ import { appendAuditRecord, chainHead } from '../db/repositories/audit-chain.ts'
 import type { Checkpoint } from '../lib/audit-checkpoint.ts';
 import type { ChainedRecord } from '../lib/audit-hash.ts';
 import { verifyChain } from '../lib/audit-verify.ts';
-import { lanes, startConsole, type TestConsole } from './support/harness.ts';
+import { captureLogs, lanes, startConsole, type TestConsole } from './support/harness.ts';
 
 /** The bytes docs/audit-chain.md says a checkpoint's signature covers, written out here from the document. */
 const documentedNote = (c: Checkpoint) =>
@@ -22,6 +22,7 @@ for (const lane of lanes()) {
     let t: TestConsole;
     let admin: string;
     let folder: string;
+    const logs = captureLogs('error');
     const checkpointFile = () => join(folder, 'checkpoints.jsonl');
 
     const write = async (n: number, tag = 'x') => {
@@ -62,7 +63,7 @@ for (const lane of lanes()) {
 
     before(async () => {
       folder = mkdtempSync(join(tmpdir(), 'audit-chain-'));
-      t = await startConsole(lane, { audit: { checkpoint_path: checkpointFile() } });
+      t = await startConsole(lane, { audit: { checkpoint_path: checkpointFile() } }, { logger: logs.logger });
       admin = await t.login();
       await write(20);
     });
@@ -198,6 +199,43 @@ for (const lane of lanes()) {
         },
         { seq: headBefore - 2, kind: 'removed' },
       );
+    });
+
+    test('the daily verification schedule fails on a broken chain, logs, audits it and sets the metric', async () => {
+      const metric = async (name: string) =>
+        Number(new RegExp(`^${name} (\\S+)$`, 'm').exec((await t.request('GET', '/metrics')).text)?.[1]);
+      const head = (await chainHead(t.c.db)).seq;
+      const original = await rowAt(head - 1);
+      await rows()
+        .where('seq', head - 1)
+        .update({ action: 'login' });
+      try {
+        const fired = await t.request('POST', '/api/task-schedules/audit-log-verify/trigger', { token: admin });
+        assert.equal(fired.status, 200, fired.text);
+        const id = fired.body.data.id as string;
+        let task: { status: string; error?: string } | undefined;
+        for (let i = 0; i < 200 && !['failed', 'success'].includes(task?.status ?? ''); i++) {
+          await new Promise((r) => setTimeout(r, 50));
+          task = (await t.request('GET', `/api/tasks/${id}`, { token: admin })).body.data;
+        }
+        assert.equal(task?.status, 'failed', JSON.stringify(task));
+        assert.ok(logs.lines.some((l) => l.msg === 'the audit chain is broken'));
+        assert.equal(await metric('audit_chain_intact'), 0);
+        assert.equal(await metric('audit_chain_verified_seq'), head - 2);
+      } finally {
+        await rows()
+          .where('seq', head - 1)
+          .update({ action: original.action });
+      }
+      const failures = (
+        await t.request('GET', '/api/audit-logs?action=verify&resource_type=audit_log', { token: admin })
+      ).body.data as { status: string; resource_id: string }[];
+      assert.deepEqual(
+        failures.map((f) => [f.status, f.resource_id]),
+        [['failure', String(head - 1)]],
+      );
+      assert.equal((await verifyApi()).intact, true);
+      assert.equal(await metric('audit_chain_intact'), 1);
     });
 
     test('the export streams JSON lines and CSV with the chain fields; the lines verify outside; the export is audited', async () => {

@@ -118,10 +118,11 @@ export async function chainExistingRecords(knex: Knex, t: TableNames, dialect: D
       unknown
     >[];
     if (!rows.length) break;
-    after = { created_at: rows[rows.length - 1]!.created_at, id: String(rows[rows.length - 1]!.id) };
+    const records = rows.map((row) => recordFromRow(row));
+    const last = records[records.length - 1]!;
+    after = { created_at: dialect.toDbTime(new Date(last.created_at)), id: last.id };
     await dialect.transaction(knex, async (trx) => {
-      for (const row of rows) {
-        const r = recordFromRow({ ...row });
+      for (const r of records) {
         const seq = head.seq + 1;
         const hash = recordHash(head.hash, { ...r, seq });
         await trx(t.auditLogs).where('id', r.id).update({ seq, prev_hash: head.hash, hash });
