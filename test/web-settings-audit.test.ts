@@ -123,6 +123,11 @@ describe('web console: settings, audit log, overview', { skip: chromiumSkip }, (
     });
     await openPage('Audit log');
     await page.locator('tr[data-audit-id]').first().waitFor();
+    // The administrator may verify: the chain's status line shows.
+    await page
+      .getByRole('status')
+      .filter({ hasText: /^Chain intact up to \d+$/ })
+      .waitFor();
     await assertAccessible(page, 'audit log');
     const column = page.locator('tr[data-audit-id] td:nth-child(4)');
     assert.ok(

@@ -211,6 +211,13 @@ export const en = {
   'audit.other': 'Other details',
   'audit.clear': 'Clear filters',
   'audit.filters': 'Filters',
+  'audit.chain_intact': 'Chain intact up to {seq}',
+  'audit.chain_broken': 'Broken at {seq}: {kind}',
+  'audit.break_edited': 'edited',
+  'audit.break_removed': 'removed',
+  'audit.break_inserted': 'inserted',
+  'audit.break_reordered': 'reordered',
+  'audit.break_checkpoint': 'checkpoint signature',
   // Roles, organizations, permissions and the organization switcher.
   'nav.roles': 'Roles',
   'nav.organizations': 'Organizations',

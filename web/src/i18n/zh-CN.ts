@@ -212,6 +212,13 @@ export const zhCN: Record<MessageKey, string> = {
   'audit.other': '其他详情',
   'audit.clear': '清除筛选',
   'audit.filters': '筛选',
+  'audit.chain_intact': '哈希链完整，直至 {seq}',
+  'audit.chain_broken': '哈希链在 {seq} 处断裂：{kind}',
+  'audit.break_edited': '被修改',
+  'audit.break_removed': '被删除',
+  'audit.break_inserted': '被插入',
+  'audit.break_reordered': '顺序被调换',
+  'audit.break_checkpoint': '检查点签名无效',
   // Roles, organizations, permissions and the organization switcher.
   'nav.roles': '角色',
   'nav.organizations': '组织',

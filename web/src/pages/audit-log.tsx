@@ -10,6 +10,7 @@ import { PageNav } from '../list-controls.tsx';
 import { Refused } from '../refused.tsx';
 import { useI18n } from '../i18n/index.tsx';
 import { useCan } from '../permissions.tsx';
+import { AuditChainStatus } from './audit-chain-status.tsx';
 import { AuditTable } from './audit-table.tsx';
 
 type ListInput = inferRouterInputs<AppRouter>['audit']['list'];
@@ -19,8 +20,18 @@ const PAGE_SIZE = 20;
 const FILTERS = ['user_id', 'action', 'resource_type', 'start_time', 'end_time'] as const;
 type Filter = (typeof FILTERS)[number];
 // Suggestions only: the fields take any value, as the API does.
-const ACTIONS = ['create', 'update', 'delete', 'login', 'login_failed', 'logout', 'password_change', 'export'];
-const RESOURCES = ['user', 'role', 'organization', 'setting', 'smtp', 'task', 'schedule', 'session'];
+const ACTIONS = [
+  'create',
+  'update',
+  'delete',
+  'login',
+  'login_failed',
+  'logout',
+  'password_change',
+  'export',
+  'verify',
+];
+const RESOURCES = ['user', 'role', 'organization', 'setting', 'smtp', 'task', 'schedule', 'session', 'audit_log'];
 
 /** `datetime-local` shows local time without a zone; the URL and the API carry ISO 8601. */
 const pad = (n: number) => String(n).padStart(2, '0');
@@ -103,6 +114,7 @@ export function Component() {
   return (
     <Stack>
       <Title order={2}>{t('audit.title')}</Title>
+      {can('audit_log:verify') && <AuditChainStatus />}
       <Group align="flex-end" gap="sm" role="search" aria-label={t('audit.filters')}>
         {can('user:list') && <UserFilter value={params.get('user_id')} onChange={(id) => setFilter('user_id', id)} />}
         <Autocomplete label={t('audit.action')} data={ACTIONS} {...text('action')} />
