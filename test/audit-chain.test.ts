@@ -271,6 +271,20 @@ for (const lane of lanes()) {
       assert.equal(bad.body.code, 'E4001');
     });
 
+    test('the OpenAPI document lists the new routes, the export with its format and filters', async () => {
+      const doc = (await t.request('GET', '/api/openapi.json')).body;
+      for (const path of [
+        '/audit-logs/verify',
+        '/audit-logs/checkpoints',
+        '/audit-logs/public-key',
+        '/audit-logs/export',
+      ])
+        assert.ok(doc.paths[path]?.get, `${path} is documented`);
+      const names = (doc.paths['/audit-logs/export'].get.parameters as { name?: string }[]).map((p) => p.name);
+      for (const name of ['format', 'user_id', 'action', 'resource_type', 'start_time', 'end_time'])
+        assert.ok(names.includes(name), `export documents ${name}`);
+    });
+
     test('verification and the export need their permissions', async () => {
       const viewer = await t.userWith(['user:list']);
       assert.equal((await t.request('GET', '/api/audit-logs/verify', { token: viewer.token })).status, 403);
