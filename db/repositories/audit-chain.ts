@@ -83,7 +83,8 @@ export async function* chainedRecords(
     const q = filtered(db, values).where('seq', '<=', throughSeq);
     if (after) {
       const { seq, id } = after;
-      q.where((w) => w.where('seq', '>', seq).orWhere((same) => same.where('seq', seq).where('id', '>', id)));
+      // `seq >= ?` bounds the index scan; the OR alone is a filter the planner applies from the first entry on.
+      q.where('seq', '>=', seq).where((w) => w.where('seq', '>', seq).orWhere('id', '>', id));
     }
     const rows = await db.read(q.orderBy([{ column: 'seq' }, { column: 'id' }]).limit(BATCH));
     for (const row of rows) {
@@ -104,13 +105,12 @@ export async function chainExistingRecords(knex: Knex, t: TableNames, dialect: D
   let head: ChainHead = { seq: 0, hash: GENESIS_HASH };
   let after: { created_at: unknown; id: string } | undefined;
   for (;;) {
-    const q = knex(t.auditLogs).where('seq', 0);
+    // Every record, in the list's order, whatever seq a run stopped half-way gave it: a run again starts over.
+    const q = knex(t.auditLogs);
     if (after) {
       const { created_at, id } = after;
-      q.where((w) =>
-        w
-          .where('created_at', '>', created_at as string)
-          .orWhere((same) => same.where('created_at', created_at as string).where('id', '>', id)),
+      q.where('created_at', '>=', created_at as string).where((w) =>
+        w.where('created_at', '>', created_at as string).orWhere('id', '>', id),
       );
     }
     const rows = (await q.orderBy([{ column: 'created_at' }, { column: 'id' }]).limit(1000)) as Record<
