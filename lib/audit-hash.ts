@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 
 /** The previous hash of the first record (seq 1): 32 zero bytes, in hex. */
 export const GENESIS_HASH = '0'.repeat(64);
@@ -24,6 +24,11 @@ export interface ChainedContent {
 export interface ChainedRecord extends ChainedContent {
   prev_hash: string;
   hash: string;
+  /**
+   * `details` as the database holds it, where the reader kept the text: verification then hashes the text itself
+   * when it is canonical (as the service writes it), without parsing and re-encoding it.
+   */
+  details_json?: string;
 }
 
 /**
@@ -33,36 +38,55 @@ export interface ChainedRecord extends ChainedContent {
  */
 export function canonicalJson(value: unknown): string {
   if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
-  if (Array.isArray(value)) return `[${value.map((v) => (v === undefined ? 'null' : canonicalJson(v))).join(',')}]`;
-  const members = Object.keys(value)
-    .filter((k) => (value as Record<string, unknown>)[k] !== undefined)
-    .sort()
-    .map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`);
-  return `{${members.join(',')}}`;
+  if (Array.isArray(value)) {
+    let out = '[';
+    for (let i = 0; i < value.length; i++)
+      out += `${i ? ',' : ''}${value[i] === undefined ? 'null' : canonicalJson(value[i])}`;
+    return `${out}]`;
+  }
+  const object = value as Record<string, unknown>;
+  let out = '{';
+  for (const k of Object.keys(object).sort()) {
+    if (object[k] === undefined) continue;
+    out += `${out.length > 1 ? ',' : ''}${JSON.stringify(k)}:${canonicalJson(object[k])}`;
+  }
+  return `${out}}`;
 }
 
-const lowerOrNull = (id: string | null) => (id === null ? null : id.toLowerCase());
+const text = (s: string) => JSON.stringify(s);
+const uuid = (id: string | null) => (id === null ? 'null' : text(id.toLowerCase()));
 
-/** The record's canonical bytes: a JSON array of its fields in the documented order. */
+/**
+ * The record's canonical bytes: the JCS text of the array of its fields in the documented order, written out
+ * directly (what canonicalJson would make of that array), with `detailsJson` the canonical text of `details`.
+ */
+function encodingWith(r: ChainedContent, detailsJson: string): string {
+  return `[${r.seq},${uuid(r.id)},${text(r.created_at)},${uuid(r.user_id)},${text(r.username)},${text(r.action)},${text(r.resource_type)},${text(r.resource_id)},${text(r.status)},${text(r.ip)},${text(r.user_agent)},${uuid(r.org_id)},${detailsJson}]`;
+}
+
 export function recordEncoding(r: ChainedContent): string {
-  return canonicalJson([
-    r.seq,
-    r.id.toLowerCase(),
-    r.created_at,
-    lowerOrNull(r.user_id),
-    r.username,
-    r.action,
-    r.resource_type,
-    r.resource_id,
-    r.status,
-    r.ip,
-    r.user_agent,
-    lowerOrNull(r.org_id),
-    r.details,
-  ]);
+  return encodingWith(r, canonicalJson(r.details));
 }
+
+const sha256 = (prevHash: string, encoding: string) =>
+  hash('sha256', Buffer.concat([Buffer.from(prevHash, 'hex'), Buffer.from(encoding, 'utf8')]), 'hex');
 
 /** SHA-256 over the previous record's hash (32 bytes) followed by this record's canonical bytes (UTF-8), in hex. */
 export function recordHash(prevHash: string, r: ChainedContent): string {
-  return createHash('sha256').update(Buffer.from(prevHash, 'hex')).update(recordEncoding(r), 'utf8').digest('hex');
+  return sha256(prevHash, recordEncoding(r));
+}
+
+/**
+ * Whether the record's fields and `prev_hash` give its `hash`. Details kept as text are hashed as they are first
+ * (the service writes them canonical), and only when that fails parsed and re-encoded, so the answer is the same.
+ */
+export function hashHolds(r: ChainedRecord): boolean {
+  if (r.details_json === undefined) return recordHash(r.prev_hash, r) === r.hash;
+  if (sha256(r.prev_hash, encodingWith(r, r.details_json)) === r.hash) return true;
+  try {
+    return recordHash(r.prev_hash, { ...r, details: JSON.parse(r.details_json) }) === r.hash;
+  } catch {
+    // Text that is no JSON at all was not written by the service.
+    return false;
+  }
 }

@@ -1,6 +1,6 @@
 import type { KeyObject } from 'node:crypto';
 import { checkpointSigned, type Checkpoint } from './audit-checkpoint.ts';
-import { GENESIS_HASH, recordHash, type ChainedRecord } from './audit-hash.ts';
+import { GENESIS_HASH, hashHolds, type ChainedRecord } from './audit-hash.ts';
 
 /**
  * What is wrong at the first broken seq: a record's fields changed (`edited`), a record missing (`removed`), a
@@ -73,7 +73,7 @@ export async function verifyChain(
     if (r.seq < seq || after?.seq === r.seq)
       return result({ seq: r.seq, kind: 'inserted', reason: 'two records carry this seq' });
     if (r.seq > seq) return result({ seq, kind: 'removed', reason: `the next record kept is seq ${r.seq}` });
-    const consistent = recordHash(r.prev_hash, r) === r.hash;
+    const consistent = hashHolds(r);
     if (r.prev_hash !== prev) {
       const later: ChainedRecord[] = after ? [after] : [];
       while (later.length < LOOK_AHEAD && !next.done) {

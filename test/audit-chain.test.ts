@@ -122,6 +122,28 @@ for (const lane of lanes()) {
       );
     });
 
+    test('details are checked as JSON: spacing and member order do not matter, a value does', async () => {
+      const original = await rowAt(6);
+      const value = JSON.parse(original.details) as Record<string, unknown>;
+      const reordered = JSON.stringify(Object.fromEntries(Object.entries(value).reverse()), null, 1);
+      assert.notEqual(reordered, original.details);
+      await rows().where('seq', 6).update({ details: reordered });
+      try {
+        assert.equal((await verifyApi()).intact, true);
+      } finally {
+        await rows().where('seq', 6).update({ details: original.details });
+      }
+      await tampered(
+        async () => {
+          await rows()
+            .where('seq', 6)
+            .update({ details: JSON.stringify({ ...value, i: 99 }) });
+          return async () => void (await rows().where('seq', 6).update({ details: original.details }));
+        },
+        { seq: 6, kind: 'edited' },
+      );
+    });
+
     test('a deleted record is found at its seq', async () => {
       const original = await rowAt(7);
       await tampered(

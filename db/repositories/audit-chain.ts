@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
-import { GENESIS_HASH, recordHash, type ChainedRecord } from '../../lib/audit-hash.ts';
+import { canonicalJson, GENESIS_HASH, recordHash, type ChainedRecord } from '../../lib/audit-hash.ts';
 import type { Database } from '../database.ts';
-import type { Dialect } from '../dialects/index.ts';
+import { isoFromDb, type Dialect } from '../dialects/index.ts';
 import type { TableNames } from '../tables.ts';
 import { filtered, filterValues, recordFromRow, type AuditFilter, type AuditRecord } from './audit-logs.ts';
 
@@ -42,9 +42,11 @@ export function withChainHead<T>(db: Database, work: (trx: Knex, head: ChainHead
 
 /** Appends the record to the chain: the next seq, the head's hash as its previous hash, and its own hash. */
 export async function appendAuditRecord(db: Database, r: AuditRecord): Promise<ChainHead> {
-  // Hashed as it will be read back: JSON text parsed again (undefined members gone, numbers as JSON has them).
-  const details = JSON.stringify(r.details);
-  const content = { ...r, details: JSON.parse(details) as unknown };
+  // Stored as its canonical text (what verification hashes without parsing it), of the value JSON gives back:
+  // undefined members gone, numbers as JSON has them.
+  const parsed = JSON.parse(JSON.stringify(r.details)) as unknown;
+  const details = canonicalJson(parsed);
+  const content = { ...r, details: parsed };
   return withChainHead(db, async (trx, head) => {
     const next = { seq: head.seq + 1, hash: '' };
     next.hash = recordHash(head.hash, { ...content, seq: next.seq });
@@ -70,12 +72,14 @@ const BATCH = 5000;
 
 /**
  * The records matching `filter` in seq order (by id within a seq, where tampering gave two records one seq),
- * read in keyset batches of BATCH: a million records pass through without being held at once.
+ * read in keyset batches of BATCH: a million records pass through without being held at once. With
+ * `detailsText`, details stay the stored text (`details_json`), for verification, which need not parse them.
  */
 export async function* chainedRecords(
   db: Database,
   filter: AuditFilter = {},
   throughSeq = Number.MAX_SAFE_INTEGER,
+  { detailsText = false } = {},
 ): AsyncGenerator<ChainedRecord & AuditRecord> {
   const values = filterValues(db, filter);
   let after: { seq: number; id: string } | undefined;
@@ -89,7 +93,12 @@ export async function* chainedRecords(
     const rows = await db.read(q.orderBy([{ column: 'seq' }, { column: 'id' }]).limit(BATCH));
     for (const row of rows) {
       row.seq = Number(row.seq);
-      yield recordFromRow<ChainedRecord & AuditRecord>(row);
+      if (detailsText) {
+        row.created_at = isoFromDb(row.created_at);
+        row.details_json = String(row.details);
+        row.details = undefined;
+        yield row as unknown as ChainedRecord & AuditRecord;
+      } else yield recordFromRow<ChainedRecord & AuditRecord>(row);
     }
     if (rows.length < BATCH) return;
     const last = rows[rows.length - 1]!;
@@ -125,7 +134,9 @@ export async function chainExistingRecords(knex: Knex, t: TableNames, dialect: D
       for (const r of records) {
         const seq = head.seq + 1;
         const hash = recordHash(head.hash, { ...r, seq });
-        await trx(t.auditLogs).where('id', r.id).update({ seq, prev_hash: head.hash, hash });
+        await trx(t.auditLogs)
+          .where('id', r.id)
+          .update({ seq, prev_hash: head.hash, hash, details: canonicalJson(r.details) });
         head = { seq, hash };
       }
     });

@@ -87,7 +87,8 @@ export class AuditChain {
   }
 
   private async walk(checkpoints: Checkpoint[]): Promise<Verification> {
-    const result = await verifyChain(chainedRecords(this.db), checkpoints, this.signer.publicKey);
+    const records = chainedRecords(this.db, {}, Number.MAX_SAFE_INTEGER, { detailsText: true });
+    const result = await verifyChain(records, checkpoints, this.signer.publicKey);
     this.options.metrics?.verified(result);
     return result;
   }

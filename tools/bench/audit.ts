@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 import pino from 'pino';
 import { openDatabase, type Database } from '../../db/database.ts';
 import { chainHead } from '../../db/repositories/audit-chain.ts';
-import { recordHash } from '../../lib/audit-hash.ts';
+import { canonicalJson, recordHash } from '../../lib/audit-hash.ts';
 import { loadConfig } from '../../server/config/load.ts';
 import { databaseOptions } from '../../server/database-options.ts';
 
@@ -184,7 +184,7 @@ async function verifyRow(env: Record<string, string>): Promise<void> {
       };
       const seq = head.seq + 1;
       const hash = recordHash(head.hash, { ...r, seq });
-      rows.push({ ...r, details: JSON.stringify(details), seq, prev_hash: head.hash, hash });
+      rows.push({ ...r, details: canonicalJson(details), seq, prev_hash: head.hash, hash });
       head = { seq, hash };
     }
     await db.dialect.insertRows!(db.knex, db.t.auditLogs, rows);
