@@ -315,6 +315,21 @@ for (const lane of lanes()) {
   });
 }
 
+const record = (username: string, j: number) => ({
+  id: randomUUID(),
+  created_at: new Date().toISOString(),
+  user_id: null,
+  username,
+  action: 'update',
+  resource_type: 'user',
+  resource_id: String(j),
+  status: 'success' as const,
+  ip: '',
+  user_agent: '',
+  org_id: null,
+  details: { j },
+});
+
 // Several nodes appending at once: PostgreSQL and MariaDB (SQLite and ClickHouse run one writer by design).
 for (const lane of lanes().filter((l) => l.name === 'postgres' || l.name === 'mysql')) {
   describe(`audit hash chain, three nodes [${lane.name}]`, () => {
@@ -336,22 +351,7 @@ for (const lane of lanes().filter((l) => l.name === 'postgres' || l.name === 'my
       const asMachines = nodes.map((n): Database => ({ ...n.c.db, withLock: (_keys, fn) => fn() }));
       await Promise.all(
         asMachines.flatMap((db, i) =>
-          Array.from({ length: 60 }, (_, j) =>
-            appendAuditRecord(db, {
-              id: randomUUID(),
-              created_at: new Date().toISOString(),
-              user_id: null,
-              username: `node${i}`,
-              action: 'update',
-              resource_type: 'user',
-              resource_id: String(j),
-              status: 'success',
-              ip: '',
-              user_agent: '',
-              org_id: null,
-              details: { j },
-            }),
-          ),
+          Array.from({ length: 60 }, (_, j) => appendAuditRecord(db, record(`node${i}`, j))),
         ),
       );
       const head = await chainHead(nodes[1]!.c.db);
@@ -359,9 +359,30 @@ for (const lane of lanes().filter((l) => l.name === 'postgres' || l.name === 'my
       const v = await nodes[2]!.c.services.auditChain.verify();
       assert.equal(v.intact, true, JSON.stringify(v));
       assert.equal(v.verified_seq, head.seq);
-      // Each node's shutdown signs what was added; no two nodes sign the same checkpoint number.
+      // Whichever node is first signs what was added; the others find nothing new.
       const cps = await Promise.all(nodes.map((n) => n.c.services.auditChain.checkpoint()));
       assert.equal(cps.filter(Boolean).length, 1);
+    });
+
+    test('appends waiting together go in one transaction; a record the database refuses fails alone', async () => {
+      const db = nodes[0]!.c.db;
+      let inserts = 0;
+      const count = (q: { sql?: string }) => void (/^insert into "?`?\w*audit_logs/.test(q.sql ?? '') && inserts++);
+      db.knex.on('query', count);
+      await Promise.all(Array.from({ length: 30 }, (_, j) => appendAuditRecord(db, record('batch', j))));
+      db.knex.off('query', count);
+      assert.ok(inserts <= 3, `${inserts} inserts for 30 records`);
+      const before = (await chainHead(db)).seq;
+      const results = await Promise.allSettled(
+        Array.from({ length: 30 }, (_, j) => appendAuditRecord(db, record(j === 7 ? 'x'.repeat(200) : 'batch', j))),
+      );
+      assert.deepEqual(
+        results.map((r, j) => (r.status === 'rejected' ? j : -1)).filter((j) => j >= 0),
+        [7],
+      );
+      assert.equal((await chainHead(db)).seq, before + 29);
+      const v = await nodes[1]!.c.services.auditChain.verify();
+      assert.equal(v.intact, true, JSON.stringify(v));
     });
   });
 }
