@@ -169,3 +169,23 @@ describe('audit export memory (sqlite)', () => {
     }
   });
 });
+
+describe('audit checkpoints on a timer (sqlite)', () => {
+  test('each interval while records are added a checkpoint is signed, and none while nothing is', async () => {
+    const t = await startConsole(lanes()[0]!, { audit: { checkpoint_interval: '150ms' } });
+    try {
+      const count = async () =>
+        Number(((await t.c.db.knex(t.c.db.t.auditCheckpoints).count({ n: '*' })) as { n: unknown }[])[0]!.n);
+      await t.c.services.audit.write({ action: 'update', resource_type: 'user', resource_id: 'timer' });
+      const head = await chainHead(t.c.db);
+      for (let i = 0; i < 40 && (await count()) === 0; i++) await new Promise((r) => setTimeout(r, 50));
+      const [first] = (await t.c.services.auditChain.checkpoints({ current: 1, page_size: 1 })).data;
+      assert.equal(first?.size, head.seq);
+      const signed = await count();
+      await new Promise((r) => setTimeout(r, 500));
+      assert.equal(await count(), signed, 'nothing added: nothing signed');
+    } finally {
+      await t.close();
+    }
+  });
+});

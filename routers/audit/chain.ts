@@ -46,6 +46,7 @@ export class AuditChain {
   }
 
   start(): void {
+    if (this.options.intervalMs <= 0) return;
     this.timer = setInterval(() => {
       this.checkpoint().catch((error: unknown) => this.options.onError(error, 'audit checkpoint'));
     }, this.options.intervalMs);

@@ -270,7 +270,9 @@ export const configSchema = z
           .describe(
             'also append each signed audit checkpoint to this file (one JSON line each); empty: only the database',
           ),
-        checkpoint_interval: duration('1m').describe('how often a checkpoint is signed while audit records are added'),
+        checkpoint_interval: duration('1m').describe(
+          'how often a checkpoint is signed while audit records are added; 0 signs only at shutdown',
+        ),
       })
       .strict()
       .prefault({}),
