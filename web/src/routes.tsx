@@ -1,6 +1,13 @@
 import { Center, Loader } from '@mantine/core';
 import { lazy, Suspense } from 'react';
-import { createBrowserRouter, Navigate, Outlet, useLocation, type RouteObject } from 'react-router';
+import {
+  createBrowserRouter,
+  Navigate,
+  Outlet,
+  useLocation,
+  type LazyRouteFunction,
+  type RouteObject,
+} from 'react-router';
 import { basename } from './config.ts';
 import type { MessageKey } from './i18n/en.ts';
 import { ForbiddenPage, NotFoundPage } from './pages/status-pages.tsx';
@@ -13,7 +20,7 @@ export interface PageDef {
   path: string;
   label: MessageKey;
   permission?: string;
-  load: RouteObject['lazy'];
+  load: LazyRouteFunction<RouteObject>;
 }
 
 // Each page is a chunk of its own, loaded when first opened; the sign-in page and the shell are in the first one.
@@ -51,7 +58,7 @@ export const PAGES: PageDef[] = [
 ];
 
 /** Pages reached from another page's links, not from the navigation. */
-const LINKED_PAGES: Omit<PageDef, 'label'>[] = [
+export const LINKED_PAGES: Omit<PageDef, 'label'>[] = [
   { path: 'tasks/:id', permission: 'task:view', load: () => import('./pages/task.tsx') },
 ];
 

@@ -12,6 +12,7 @@ import { PAGES } from '../routes.tsx';
 import { PasswordNotice } from './password-notice.tsx';
 import { RunningTasks } from './running-tasks.tsx';
 import { OrgSwitcher, useForgetStaleOrganization } from './org-switcher.tsx';
+import { preloadPage, usePreloadPages } from './preload-pages.ts';
 import { UserMenu } from './user-menu.tsx';
 
 function Navigation({ me, onNavigate }: { me: Me; onNavigate?: () => void }) {
@@ -19,7 +20,16 @@ function Navigation({ me, onNavigate }: { me: Me; onNavigate?: () => void }) {
   return (
     <nav aria-label={t('nav.label')}>
       {PAGES.filter((p) => can(me, p.permission)).map((p) => (
-        <RouterLink key={p.path} to={`/${p.path}`} end onClick={onNavigate} className="nav-link">
+        <RouterLink
+          key={p.path}
+          to={`/${p.path}`}
+          end
+          onClick={onNavigate}
+          // A pointer on the link or the focus on it is the first sign of a visit: its code is fetched then.
+          onPointerEnter={() => preloadPage(p)}
+          onFocus={() => preloadPage(p)}
+          className="nav-link"
+        >
           {({ isActive }) => <NavLink component="span" label={t(p.label)} active={isActive} />}
         </RouterLink>
       ))}
@@ -38,6 +48,7 @@ export function Shell() {
   // One live task stream per tab: the header's count and the pages under it share it.
   const liveTasks = useLiveTasks(!!me.data && can(me.data, 'task:list'));
   useForgetStaleOrganization();
+  usePreloadPages(me.data);
   if (!me.data) {
     return (
       <Center h="100vh">
