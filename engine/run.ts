@@ -128,8 +128,10 @@ export class TaskRun {
     this.progressTimer = setTimeout(() => {
       this.progressTimer = undefined;
       this.lastProgressWrite = Date.now();
-      this.deps.writes
-        .progress(this)
+      // The lines logged before this progress are stored before its change is signalled: a reader that reads the
+      // log again on each change (the console's task page) sees them with it.
+      this.flushLogs()
+        .then(() => this.deps.writes.progress(this))
         .catch((error) =>
           this.deps.logger.warn({ err: error, task_id: this.row.id }, 'task progress could not be written'),
         );

@@ -92,6 +92,28 @@ for (const lane of lanes()) {
       );
     });
 
+    test('the lines logged before a progress are stored when its change is signalled', async () => {
+      const type = uniqueType('log_then_progress');
+      engine.register(type, async (ctx) => {
+        ctx.log.info('before the progress');
+        ctx.progress(50);
+        await sleep(600);
+      });
+      const seen: Promise<string[]>[] = [];
+      const off = engine.changes.onChange((task) => {
+        if (task.type === type && task.progress === 50)
+          seen.push(engine.logs(task.id, 0, 10).then((logs) => logs.rows.map((l) => l.message)));
+      });
+      try {
+        const task = await engine.create({ type, creatorId: null });
+        await waitFor(engine, task!.id, 'success');
+        assert.ok(seen.length > 0, 'the progress was signalled');
+        assert.deepEqual(await seen[0], ['before the progress']);
+      } finally {
+        off();
+      }
+    });
+
     test('the file log backend answers the same shape, and a task keeps the backend it ran with', async () => {
       const type = uniqueType('filelog');
       engine.register(type, async (ctx) => {

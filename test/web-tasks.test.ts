@@ -9,6 +9,11 @@ import { ensureWebBuild } from './support/web-build.ts';
 import { assertAccessible, signIn, XSS } from './support/web-ui.ts';
 
 const SCHEDULE = 'Expired sessions and tokens cleanup';
+const gate = () => {
+  let resolve!: () => void;
+  return { promise: new Promise<void>((r) => (resolve = r)), resolve: () => resolve() };
+};
+const steps = [gate(), gate()];
 
 // The pages call the same API on every database (the API's tests run on each lane), so the browser part runs on SQLite.
 describe('web console: tasks, a task, schedules, the user export', { skip: chromiumSkip }, () => {
@@ -24,6 +29,15 @@ describe('web console: tasks, a task, schedules, the user export', { skip: chrom
     // A task that runs until it is cancelled, and one that logs markup and fails.
     t.c.engine.register('web_slow', async (ctx) => {
       ctx.progress(30);
+      await new Promise((_, reject) => ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason)));
+    });
+    // A task that logs a line and reports progress at each step the test allows, then waits for the next.
+    t.c.engine.register('web_logging', async (ctx) => {
+      for (const [i, step] of steps.entries()) {
+        await step.promise;
+        ctx.log.info(`step ${i + 1} done`);
+        ctx.progress((i + 1) * 10);
+      }
       await new Promise((_, reject) => ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason)));
     });
     t.c.engine.register('web_markup', async (ctx) => {
@@ -138,6 +152,24 @@ describe('web console: tasks, a task, schedules, the user export', { skip: chrom
     assert.ok(await until(audited, 5_000), 'the retry reached the API');
     // It fails again, and its second run's line arrives with the change, unasked.
     await page.getByRole('cell', { name: XSS }).nth(1).waitFor({ timeout: 10_000 });
+    assert.deepEqual(problems, []);
+    await page.close();
+  });
+
+  test("a running task's log follows its new lines without a reload", async () => {
+    const logging = (await t.c.engine.create({ type: 'web_logging' }))!;
+    await waitStatus(logging.id, 'running');
+    const { page, problems } = await newPage();
+    await signIn(page, `${base}/admin/tasks/${logging.id}`);
+    await page.getByRole('heading', { name: 'Task web_logging' }).waitFor();
+    await page.getByRole('heading', { name: 'Log', exact: true }).waitFor();
+    for (const [i, step] of steps.entries()) {
+      step.resolve();
+      await page.getByRole('cell', { name: `step ${i + 1} done` }).waitFor({ timeout: 5_000 });
+    }
+    assert.equal((await task(logging.id)).status, 'running', 'followed while it runs');
+    await t.request('POST', `/api/tasks/${logging.id}/cancel`, { token: admin });
+    await page.getByRole('cell', { name: 'task cancelled' }).waitFor({ timeout: 5_000 });
     assert.deepEqual(problems, []);
     await page.close();
   });
