@@ -321,6 +321,27 @@ for (const lane of lanes()) {
       assert.equal((await t.request('GET', trpcList, { token: user.token, headers: inOrg(a.id) })).status, 200);
     });
 
+    test("GET /auth/me with an organization's header answers the permissions held there, its roles' too", async () => {
+      const a = await createOrg();
+      const b = await createOrg();
+      const lister = await orgRole(a.id, ['task:list', 'task:view']);
+      const user = await plainUser();
+      ok(await putMember(a.id, user.id, [lister.id]));
+      ok(await putMember(b.id, user.id, []));
+      const me = async (headers?: Record<string, string>) =>
+        ok<{ permissions: string[]; roles: unknown[] }>(
+          await t.request('GET', '/api/auth/me', { token: user.token, headers }),
+        );
+      assert.deepEqual((await me()).permissions, []);
+      assert.deepEqual((await me(inOrg(a.id))).permissions, ['task:list', 'task:view']);
+      assert.deepEqual((await me(inOrg(a.id))).roles, [], 'roles stay the global ones');
+      assert.deepEqual((await me(inOrg(b.id))).permissions, []);
+      assert.deepEqual((await me()).permissions, [], 'the view kept without the header is unchanged');
+      // /trpc answers the same.
+      const trpc = await t.request('GET', '/trpc/auth.me', { token: user.token, headers: inOrg(a.id) });
+      assert.deepEqual(trpc.body.result.data.permissions, ['task:list', 'task:view']);
+    });
+
     test('membership, role and organization changes on one node hold on another within 2 s', async () => {
       const other = await startConsole(lane, { database: t.database }, {}, { keepTables: true });
       const within2s = async (check: () => Promise<boolean>) => {

@@ -50,7 +50,7 @@ describe('web console: roles, organizations, permissions', { skip: chromiumSkip 
   const choose = async (where: Page | Locator, label: string, option: string) => {
     // A multiple choice's pills box lies over its input.
     await where.getByLabel(label, { exact: true }).click({ force: true });
-    await page.getByRole('option', { name: option, exact: true }).click();
+    await ('goto' in where ? where : where.page()).getByRole('option', { name: option, exact: true }).click();
   };
 
   test('roles: the permission matrix builds a role; edit and delete it, each seen through the API', async () => {
@@ -257,6 +257,41 @@ describe('web console: roles, organizations, permissions', { skip: chromiumSkip 
     await matrix.getByRole('button', { name: 'Create role' }).click();
     await own.getByRole('cell', { name: 'listers', exact: true }).waitFor();
     assert.deepEqual((await roleNamed('listers')).permissions, ['user:list']);
+    assert.deepEqual(ownProblems, []);
+    await own.close();
+  });
+
+  test('with an organization chosen, the navigation and pages follow the roles held in it', async () => {
+    const member = await t.userWith([]);
+    const delta = await api('POST', '/api/organizations', { name: 'Delta' });
+    const epsilon = await api('POST', '/api/organizations', { name: 'Epsilon' });
+    const viewer = await api('POST', '/api/roles', {
+      name: 'delta-viewer',
+      org_id: delta.id,
+      permissions: ['role:list', 'audit_log:list'],
+    });
+    await api('PUT', `/api/organizations/${delta.id}/members`, { user_id: member.id, role_ids: [viewer.id] });
+    await api('PUT', `/api/organizations/${epsilon.id}/members`, { user_id: member.id, role_ids: [] });
+    const own = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+    const ownProblems = watchProblems(own);
+    await signIn(own, `${base}/admin/`, member.username, 'password-1');
+    const nav = own.getByRole('navigation', { name: 'Main' });
+    const links = async () => (await nav.getByRole('link').allInnerTexts()).sort();
+    assert.deepEqual(await links(), ['Overview', 'Profile']);
+
+    await choose(own.locator('header'), 'Organization', 'Delta');
+    await nav.getByRole('link', { name: 'Roles', exact: true }).waitFor();
+    assert.deepEqual(await links(), ['Audit log', 'Overview', 'Profile', 'Roles']);
+    await nav.getByRole('link', { name: 'Roles', exact: true }).click();
+    await own.getByRole('cell', { name: 'delta-viewer', exact: true }).waitFor();
+    assert.equal(await own.getByRole('button', { name: 'Create role' }).count(), 0, 'role:create is not held');
+
+    await choose(own.locator('header'), 'Organization', 'Epsilon');
+    await own.getByRole('heading', { name: 'No access', level: 2 }).waitFor();
+    assert.deepEqual(await links(), ['Overview', 'Profile']);
+    await choose(own.locator('header'), 'Organization', 'All');
+    await nav.getByRole('link', { name: 'Roles', exact: true }).waitFor({ state: 'detached' });
+    assert.deepEqual(await links(), ['Overview', 'Profile']);
     assert.deepEqual(ownProblems, []);
     await own.close();
   });

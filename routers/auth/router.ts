@@ -76,7 +76,7 @@ export const authRouter = router({
         tags,
         summary: 'The current user with roles and permissions',
         description:
-          "Answers the caller's own record, their global roles with each role's permission codes, and the permission codes they hold.",
+          "Answers the caller's own record, their global roles with each role's permission codes, and the permission codes they hold; with `X-Scope-OrgID`, those their roles in that organization grant are included (what they may do acting in it).",
       },
     })
     .input(noInput)

@@ -122,8 +122,19 @@ export class UserService {
    * permission of the catalogue (`everyPermission`), including ones registered after their role was seeded.
    * Every page load of a frontend asks for it: built from the identity the request was authenticated with and
    * kept, frozen, as long as that identity is (it is dropped on any change to users or roles on any node).
+   * Acting in an organization (`X-Scope-OrgID`), `permissions` adds what the caller's roles there grant: what
+   * they may do in it, for a frontend to offer; `roles` stay the global ones.
    */
   me(caller: Caller, everyPermission: () => readonly string[]) {
+    const own = this.ownView(caller, everyPermission);
+    if (!caller.org) return own;
+    return andThen(own, (view) => ({
+      ...view,
+      permissions: [...new Set([...view.permissions, ...caller.permissions])].sort(),
+    }));
+  }
+
+  private ownView(caller: Caller, everyPermission: () => readonly string[]) {
     return andThen(this.identities.identity(caller.id), (identity) => {
       if (!identity) throw new NotFoundError('user.not_found');
       // The catalogue answers the same sorted array until a permission is registered.
