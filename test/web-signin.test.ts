@@ -19,6 +19,9 @@ const withoutState = (url: string) => url.replace(/([?&])state=[^&]*/g, '$1state
 
 // Sign-in, its MFA step, OAuth through the UI's callback route, the reset mail, Profile and the users dialog's
 // account actions, on SQLite (the API under them is tested on every lane).
+const ICON_URL = 'https://icons.example.test/mock.svg';
+const ICON = '<svg xmlns="http://www.w3.org/2000/svg" width="16" height="16"><rect width="16" height="16"/></svg>';
+
 describe('web console: signing in and the account', { skip: chromiumSkip }, () => {
   let t: TestConsole;
   let mail: MailServer;
@@ -45,6 +48,7 @@ describe('web console: signing in and the account', { skip: chromiumSkip }, () =
           {
             name: 'mock',
             display_name: 'Mock',
+            icon_url: ICON_URL,
             client_id: CLIENT.id,
             client_secret: CLIENT.secret,
             ...mock.urls,
@@ -92,6 +96,8 @@ describe('web console: signing in and the account', { skip: chromiumSkip }, () =
     const page = await browser.newPage({ viewport: { width, height: 800 } });
     page.on('request', (r) => requested.push(r.url()));
     page.on('framenavigated', (f) => shown.push(f.url()));
+    // The provider's icon is on another site; this page answers for it.
+    await page.route(ICON_URL, (route) => route.fulfill({ contentType: 'image/svg+xml', body: ICON }));
     // A refused sign-in answers 401 or 400, which the browser reports; only those a test expects are let through.
     const problems = watchProblems(page);
     return { page, problems: () => problems.filter((p) => !expected.test(p)) };
@@ -204,6 +210,12 @@ describe('web console: signing in and the account', { skip: chromiumSkip }, () =
     const { page, problems } = await newPage(/401/);
     await page.goto(`${base}/admin/signin`);
     await assertAccessible(page, 'sign-in page with a provider');
+    // Its icon, from another site over https, is let through by the page's CSP (no violation reported).
+    const icon = page.getByRole('link', { name: 'Sign in with Mock' }).locator('img');
+    assert.equal(await icon.getAttribute('src'), ICON_URL);
+    await icon.evaluate((img: { decode(): Promise<void> }) => img.decode());
+    assert.equal(await icon.evaluate((img: { naturalWidth: number }) => img.naturalWidth), 16);
+    assert.deepEqual(problems(), []);
     await page.getByRole('link', { name: 'Sign in with Mock' }).click();
     await welcome(page);
     assert.match(new URL(page.url()).pathname, /^\/admin\/?$/);

@@ -119,7 +119,7 @@ const oauthProvider = z
     display_name: z.string().optional().describe('name on the login button'),
     client_id: z.string().describe('client id registered with the provider'),
     client_secret: z.string().describe('client secret registered with the provider'),
-    icon_url: z.string().optional().describe('icon on the login button'),
+    icon_url: z.string().optional().describe('icon on the login button: an https: address or a path on this service'),
     // An OpenID provider's issuer: its endpoints and keys come from <issuer>/.well-known/openid-configuration.
     issuer: z.url().optional().describe('OpenID issuer: endpoints and keys by discovery'),
     auth_url: z.url().optional().describe('authorization endpoint (required without issuer)'),

@@ -15,13 +15,15 @@ export const WEB_BUILD_DIR = fileURLToPath(new URL(COMPILED ? '../../web/' : '..
 
 /**
  * The UI's pages allow scripts, styles, fonts and requests from the service itself only: no inline script, no
- * eval, no framing. `data:` images are the component library's inline icons.
+ * eval, no framing. `data:` images are the component library's inline icons; `https:` images are the OAuth
+ * providers' icons (`oauth.providers[].icon_url`), usually on the provider's own site. Images only: scripts,
+ * styles and requests stay on the service.
  */
 export const WEB_CSP = [
   "default-src 'self'",
   "script-src 'self'",
   "style-src 'self'",
-  "img-src 'self' data:",
+  "img-src 'self' data: https:",
   "font-src 'self'",
   "connect-src 'self'",
   "object-src 'none'",

@@ -60,6 +60,9 @@ const NOTICE_COLOR: Record<EndReason, string> = {
   password_changed: 'green',
 };
 
+// The icons the page's CSP lets load (img-src 'self' data: https:): any other address would only be refused.
+const SHOWN_ICON = /^(https:\/\/|data:image\/|\/(?!\/))/i;
+
 /** The providers `oauth.providers` offers; each button starts the login at the service (it redirects on). */
 function ProviderButtons() {
   const { t } = useI18n();
@@ -75,6 +78,12 @@ function ProviderButtons() {
           component="a"
           variant="default"
           href={`${serviceRoot}api/auth/oauth/${encodeURIComponent(p.name)}/authorize`}
+          leftSection={
+            p.icon_url && SHOWN_ICON.test(p.icon_url) ? (
+              // Decorative: the button's text names the provider. No referrer: the icon's host learns nothing.
+              <img src={p.icon_url} alt="" width={16} height={16} referrerPolicy="no-referrer" />
+            ) : undefined
+          }
         >
           {t('signin.with', { name: p.display_name })}
         </Button>
