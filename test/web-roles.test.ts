@@ -53,6 +53,29 @@ describe('web console: roles, organizations, permissions', { skip: chromiumSkip 
     await ('goto' in where ? where : where.page()).getByRole('option', { name: option, exact: true }).click();
   };
 
+  test('the roles list, from the click on its link, never shows an empty table', async () => {
+    await api('POST', '/api/roles', { name: 'steady-role' });
+    for (const visit of ['first', 'later']) {
+      if (visit === 'first') await page.goto(`${base}/admin/`);
+      else await page.getByRole('link', { name: 'Overview', exact: true }).click();
+      // The overview lists recent audit records: a table with rows before the click.
+      await page.locator('main table tbody tr').first().waitFor();
+      // Counted in the page at every change of <main>, so no short drop between two looks is missed.
+      const counts = page.evaluate<number[]>(`new Promise((resolve) => {
+        const rows = () => document.querySelectorAll('main table tbody tr').length;
+        const seen = [rows()];
+        const observer = new MutationObserver(() => seen.push(rows()));
+        observer.observe(document.querySelector('main'), { childList: true, subtree: true });
+        setTimeout(() => { observer.disconnect(); resolve(seen); }, 2500);
+      })`);
+      await page.getByRole('link', { name: 'Roles', exact: true }).click();
+      await page.getByRole('cell', { name: 'steady-role', exact: true }).waitFor();
+      const seen = await counts;
+      assert.ok(!seen.includes(0), `${visit} visit, rows seen: ${seen.join(' ')}`);
+    }
+    assert.deepEqual(problems, []);
+  });
+
   test('roles: the permission matrix builds a role; edit and delete it, each seen through the API', async () => {
     await open('roles', 'Roles');
     await assertAccessible(page, 'roles page');

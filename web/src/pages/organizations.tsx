@@ -4,6 +4,7 @@ import { useState } from 'react';
 import { trpcClient, useTRPC } from '../api.ts';
 import { ConfirmDelete } from '../confirm-delete.tsx';
 import { formatTime } from '../format.ts';
+import { readFirst, trpcOptions } from '../first-page.ts';
 import { useI18n } from '../i18n/index.tsx';
 import { ListPage, RowActions, usePagedSearch } from '../list-controls.tsx';
 import type { Organization } from '../my-organizations.ts';
@@ -12,6 +13,11 @@ import { OrganizationForm } from './organization-form.tsx';
 import { OrganizationMembers } from './organization-members.tsx';
 
 const PAGE_SIZE = 20;
+
+export const loader = readFirst(
+  'org:list',
+  trpcOptions.organizations.list.queryOptions({ current: 1, page_size: PAGE_SIZE }),
+);
 
 export function Component() {
   const { t, language } = useI18n();

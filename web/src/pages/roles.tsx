@@ -5,6 +5,7 @@ import type { AppRouter } from 'console-admin/client';
 import { useState } from 'react';
 import { trpcClient, useTRPC } from '../api.ts';
 import { ConfirmDelete } from '../confirm-delete.tsx';
+import { readFirst, trpcOptions } from '../first-page.ts';
 import { useI18n } from '../i18n/index.tsx';
 import { ListPage, RowActions, usePagedSearch } from '../list-controls.tsx';
 import { useMyOrganizations } from '../my-organizations.ts';
@@ -13,6 +14,8 @@ import { RoleForm } from './role-form.tsx';
 
 export type Role = inferRouterOutputs<AppRouter>['roles']['get'];
 const PAGE_SIZE = 20;
+
+export const loader = readFirst('role:list', trpcOptions.roles.list.queryOptions({ current: 1, page_size: PAGE_SIZE }));
 
 /** Roles, global and of organizations (acting in one, the list holds the global roles and that one's). */
 export function Component() {

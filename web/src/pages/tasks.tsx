@@ -8,6 +8,7 @@ import { useEffect, useState } from 'react';
 import { Link } from 'react-router';
 import { messageOf, useTRPC } from '../api.ts';
 import { formatTime } from '../format.ts';
+import { readFirst, trpcOptions } from '../first-page.ts';
 import { useI18n } from '../i18n/index.tsx';
 import { STATUS_COLORS } from '../tasks/status-colors.ts';
 
@@ -15,6 +16,10 @@ type TaskPage = inferRouterOutputs<AppRouter>['tasks']['list'];
 type Task = TaskPage['data'][number];
 const STATUSES = ['pending', 'running', 'success', 'failed', 'cancelled'] as const;
 type Filter = { status?: Task['status']; type?: string };
+
+const PAGE_SIZE = 100;
+
+export const loader = readFirst('task:list', trpcOptions.tasks.list.queryOptions({ page_size: PAGE_SIZE }));
 
 const matches = (task: Task, f: Filter) => (!f.status || task.status === f.status) && (!f.type || task.type === f.type);
 
@@ -44,7 +49,7 @@ export function Component() {
     ...(status !== 'all' ? { status: status as Task['status'] } : {}),
     ...(type ? { type } : {}),
   };
-  const input = { page_size: 100, ...filter };
+  const input = { page_size: PAGE_SIZE, ...filter };
   const list = useQuery({ ...trpc.tasks.list.queryOptions(input), placeholderData: keepPreviousData });
   const seen = (tasks: Task[]) =>
     setTypes((known) => {
