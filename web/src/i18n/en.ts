@@ -158,6 +158,7 @@ export const en = {
   'users.export': 'Export users',
   'users.export_progress': 'Progress of the user export',
   'header.running_tasks': 'Running tasks: {count}',
+  'header.running_short': '{count} running',
   'overview.users': 'Users',
   'overview.tasks_running': 'Tasks running',
   'overview.tasks_pending': 'Tasks pending',

@@ -159,6 +159,7 @@ export const zhCN: Record<MessageKey, string> = {
   'users.export': '导出用户',
   'users.export_progress': '用户导出进度',
   'header.running_tasks': '运行中的任务：{count}',
+  'header.running_short': '{count} 个运行中',
   'overview.users': '用户',
   'overview.tasks_running': '运行中的任务',
   'overview.tasks_pending': '等待中的任务',
