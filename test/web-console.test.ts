@@ -5,10 +5,17 @@ import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
-import { chromiumSkip, launchChromium, watchProblems } from './support/chromium.ts';
+import { chromiumSkip, watchProblems } from './support/chromium.ts';
 import { ADMIN_PASSWORD, lanes, startConsole, type TestConsole } from './support/harness.ts';
-import { ensureWebBuild } from './support/web-build.ts';
-import { assertAccessible, field, prefixProxy, signIn, XSS } from './support/web-ui.ts';
+import {
+  assertAccessible,
+  field,
+  prefixProxy,
+  signIn,
+  startWebConsole,
+  type WebConsole,
+  XSS,
+} from './support/web-ui.ts';
 
 // The UI calls the same API on every database (its own tests run on each lane), so the browser part runs on SQLite.
 describe('web console in a browser', { skip: chromiumSkip }, () => {
@@ -19,20 +26,17 @@ describe('web console in a browser', { skip: chromiumSkip }, () => {
   let base: string;
   let proxied: string;
   let admin: string;
+  let web: WebConsole;
   before(async () => {
-    ensureWebBuild();
-    t = await startConsole(lanes()[0]!);
-    base = `http://127.0.0.1:${(await t.c.listen()).port}`;
+    ({ t, base, browser } = web = await startWebConsole());
     behindProxy = await startConsole(lanes()[0]!, { server: { root_url: 'http://127.0.0.1/tools/console/' } });
     proxy = await prefixProxy('/tools/console/', (await behindProxy.c.listen()).port);
     proxied = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}/tools/console/`;
     admin = await t.login();
-    browser = await launchChromium();
   });
   after(async () => {
-    await browser?.close();
+    await web?.close();
     proxy?.close();
-    await t?.close();
     await behindProxy?.close();
   });
 

@@ -1,10 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
-import { chromiumSkip, launchChromium, watchProblems } from './support/chromium.ts';
-import { ADMIN_PASSWORD, lanes, startConsole, type TestConsole } from './support/harness.ts';
-import { ensureWebBuild } from './support/web-build.ts';
-import { assertAccessible, signIn } from './support/web-ui.ts';
+import { chromiumSkip, watchProblems } from './support/chromium.ts';
+import { ADMIN_PASSWORD, type TestConsole } from './support/harness.ts';
+import { assertAccessible, signIn, startWebConsole, type WebConsole } from './support/web-ui.ts';
 
 /**
  * The focused element, for messages; whether its focus is drawn (its outline, shadow or border differ from the
@@ -44,16 +43,11 @@ describe('web console by keyboard, and the theme switch', { skip: chromiumSkip }
   let t: TestConsole;
   let browser: Browser;
   let base: string;
+  let web: WebConsole;
   before(async () => {
-    ensureWebBuild();
-    t = await startConsole(lanes()[0]!);
-    base = `http://127.0.0.1:${(await t.c.listen()).port}`;
-    browser = await launchChromium();
+    ({ t, base, browser } = web = await startWebConsole());
   });
-  after(async () => {
-    await browser?.close();
-    await t?.close();
-  });
+  after(() => web?.close());
 
   test('sign in, open a dialog, stay inside it and close it with Escape, all by keyboard with visible focus', async () => {
     const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });

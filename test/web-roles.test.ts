@@ -1,10 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Browser, Locator, Page } from 'playwright-core';
-import { chromiumSkip, launchChromium, watchProblems } from './support/chromium.ts';
-import { lanes, startConsole, type TestConsole } from './support/harness.ts';
-import { ensureWebBuild } from './support/web-build.ts';
-import { assertAccessible, field, signIn, XSS } from './support/web-ui.ts';
+import { chromiumSkip, watchProblems } from './support/chromium.ts';
+import type { TestConsole } from './support/harness.ts';
+import { assertAccessible, field, signIn, startWebConsole, type WebConsole, XSS } from './support/web-ui.ts';
 
 /** The codes of the catalogue's "Users" module, as the permissions page groups them. */
 const USER_CODES = ['user:create', 'user:delete', 'user:export', 'user:list', 'user:update', 'user:view'];
@@ -18,20 +17,15 @@ describe('web console: roles, organizations, permissions', { skip: chromiumSkip 
   let problems: string[];
   let base: string;
   let admin: string;
+  let web: WebConsole;
   before(async () => {
-    ensureWebBuild();
-    t = await startConsole(lanes()[0]!);
-    base = `http://127.0.0.1:${(await t.c.listen()).port}`;
+    ({ t, base, browser } = web = await startWebConsole());
     admin = await t.login();
-    browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
     problems = watchProblems(page);
     await signIn(page, `${base}/admin/`);
   });
-  after(async () => {
-    await browser?.close();
-    await t?.close();
-  });
+  after(() => web?.close());
 
   const api = async (method: string, url: string, body?: unknown) => {
     const res = await t.request(method, url, { token: admin, body });

@@ -1,11 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
-import { chromiumSkip, launchChromium, watchProblems } from './support/chromium.ts';
-import { lanes, startConsole, type TestConsole } from './support/harness.ts';
+import { chromiumSkip, watchProblems } from './support/chromium.ts';
+import type { TestConsole } from './support/harness.ts';
 import { startMailServer, type MailServer } from './support/mail-server.ts';
-import { ensureWebBuild } from './support/web-build.ts';
-import { assertAccessible, field, signIn, XSS } from './support/web-ui.ts';
+import { assertAccessible, field, signIn, startWebConsole, type WebConsole, XSS } from './support/web-ui.ts';
 
 // The pages call the same API on every database (its own tests run on each lane), so this runs on SQLite.
 describe('web console: settings, audit log, overview', { skip: chromiumSkip }, () => {
@@ -20,10 +19,10 @@ describe('web console: settings, audit log, overview', { skip: chromiumSkip }, (
   const api = async (method: string, url: string, body?: unknown) =>
     (await t.request(method, url, { token: admin, body })).body;
 
+  let web: WebConsole;
   before(async () => {
-    ensureWebBuild();
-    t = await startConsole(lanes()[0]!);
-    base = `http://127.0.0.1:${(await t.c.listen()).port}/admin`;
+    ({ t, browser } = web = await startWebConsole());
+    base = `${web.base}/admin`;
     admin = await t.login();
     adminId = (await api('GET', '/api/auth/me')).data.id;
     mail = await startMailServer('plain');
@@ -31,16 +30,14 @@ describe('web console: settings, audit log, overview', { skip: chromiumSkip }, (
       'web_wait',
       (ctx) => new Promise((_, reject) => ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason))),
     );
-    browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
     // A page left closes its live task stream on purpose.
     problems = watchProblems(page, (url) => url.includes('tasks.events'));
     await signIn(page, `${base}/`);
   });
   after(async () => {
-    await browser?.close();
+    await web?.close();
     await mail?.close();
-    await t?.close();
   });
 
   // A refusal the test provokes is a 400 the browser reports; nothing else may go wrong.

@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
-import { chromiumSkip, launchChromium, watchProblems } from './support/chromium.ts';
-import { ADMIN_PASSWORD, lanes, startConsole, type TestConsole } from './support/harness.ts';
+import { chromiumSkip, watchProblems } from './support/chromium.ts';
+import { until } from './support/engine-node.ts';
+import type { TestConsole } from './support/harness.ts';
 import { startMailServer, type MailServer } from './support/mail-server.ts';
 import { freePort, startMockProvider, type MockProvider } from './support/oauth-providers.ts';
-import { ensureWebBuild } from './support/web-build.ts';
-import { assertAccessible, field, signIn } from './support/web-ui.ts';
+import { assertAccessible, field, signIn, startWebConsole, type WebConsole } from './support/web-ui.ts';
 
 const CLIENT = { id: 'web-client', secret: 'web-client-secret' };
 const PASSWORD = 'password-1';
@@ -33,13 +33,13 @@ describe('web console: signing in and the account', { skip: chromiumSkip }, () =
   const requested: string[] = [];
   const shown: string[] = [];
 
+  let web: WebConsole;
   before(async () => {
-    ensureWebBuild();
     mail = await startMailServer('plain');
     mock = await startMockProvider([CLIENT]);
     const port = await freePort();
     base = `http://127.0.0.1:${port}`;
-    t = await startConsole(lanes()[0]!, {
+    ({ t, browser } = web = await startWebConsole({
       global: { encrypt_key: 'k'.repeat(32) },
       server: { port, root_url: base },
       oauth: {
@@ -57,8 +57,7 @@ describe('web console: signing in and the account', { skip: chromiumSkip }, () =
           },
         ],
       },
-    });
-    await t.c.listen();
+    }));
     admin = await t.login();
     const smtp = await t.request('PUT', '/api/system/settings/smtp', {
       token: admin,
@@ -72,11 +71,9 @@ describe('web console: signing in and the account', { skip: chromiumSkip }, () =
       },
     });
     assert.equal(smtp.status, 200, smtp.text);
-    browser = await launchChromium();
   });
   after(async () => {
-    await browser?.close();
-    await t?.close();
+    await web?.close();
     await mail?.close();
     await mock?.close();
     assert.deepEqual(
@@ -311,7 +308,8 @@ describe('web console: signing in and the account', { skip: chromiumSkip }, () =
     await page.getByRole('dialog').getByRole('button', { name: 'Turn off MFA' }).click();
     await page.getByRole('dialog').waitFor({ state: 'detached' });
     assert.equal((await userById(user.id)).mfa_enabled, false);
-    assert.equal(await mfa.isChecked(), false);
+    // The switch follows the profile read again after the change, a moment after the dialog closed.
+    assert.ok(await until(async () => !(await mfa.isChecked()), 5_000), 'the switch shows MFA off');
 
     await field(page, 'Current password').fill(PASSWORD);
     await field(page, 'New password').fill('changed-in-ui-1');

@@ -2,11 +2,10 @@ import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { after, before, describe, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
-import { chromiumSkip, launchChromium, watchProblems } from './support/chromium.ts';
+import { chromiumSkip, watchProblems } from './support/chromium.ts';
 import { until } from './support/engine-node.ts';
-import { lanes, startConsole, type TestConsole } from './support/harness.ts';
-import { ensureWebBuild } from './support/web-build.ts';
-import { assertAccessible, signIn, XSS } from './support/web-ui.ts';
+import type { TestConsole } from './support/harness.ts';
+import { assertAccessible, signIn, startWebConsole, type WebConsole, XSS } from './support/web-ui.ts';
 
 const SCHEDULE = 'Expired sessions and tokens cleanup';
 const gate = () => {
@@ -21,10 +20,9 @@ describe('web console: tasks, a task, schedules, the user export', { skip: chrom
   let browser: Browser;
   let base: string;
   let admin: string;
+  let web: WebConsole;
   before(async () => {
-    ensureWebBuild();
-    t = await startConsole(lanes()[0]!);
-    base = `http://127.0.0.1:${(await t.c.listen()).port}`;
+    ({ t, base, browser } = web = await startWebConsole());
     admin = await t.login();
     // A task that runs until it is cancelled, and one that logs markup and fails.
     t.c.engine.register('web_slow', async (ctx) => {
@@ -44,12 +42,8 @@ describe('web console: tasks, a task, schedules, the user export', { skip: chrom
       ctx.log.warn(XSS);
       throw new Error('web_markup fails');
     });
-    browser = await launchChromium();
   });
-  after(async () => {
-    await browser?.close();
-    await t?.close();
-  });
+  after(() => web?.close());
 
   // The live stream is closed on purpose when a page is left; a download ends its navigation (ERR_ABORTED).
   const newPage = async (width = 1280) => {

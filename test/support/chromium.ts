@@ -26,6 +26,11 @@ export function launchChromium(): Promise<Browser> {
 const closedStream = (url: string, error: string) =>
   error === 'net::ERR_ABORTED' && /\/(trpc\/tasks\.events|api\/tasks\/events)/.test(url);
 
+// The shell fetches the code of the pages the caller may open ahead of use; leaving or reloading the page while
+// it does cuts those fetches short.
+const codeFetchedAhead = (url: string, error: string) =>
+  error === 'net::ERR_ABORTED' && /\/assets\/[^/?]+\.js$/.test(url);
+
 /**
  * Collects what a page reports going wrong: console errors and warnings (a CSP violation among them), uncaught
  * exceptions, and failed requests except those `expected` accepts (a stream the page closes on purpose).
@@ -38,7 +43,8 @@ export function watchProblems(page: Page, expected: (url: string, error: string)
   page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
   page.on('requestfailed', (r) => {
     const error = r.failure()?.errorText ?? '';
-    if (!expected(r.url(), error) && !closedStream(r.url(), error)) problems.push(`failed: ${r.url()} ${error}`);
+    if (!expected(r.url(), error) && !closedStream(r.url(), error) && !codeFetchedAhead(r.url(), error))
+      problems.push(`failed: ${r.url()} ${error}`);
   });
   return problems;
 }

@@ -2,10 +2,13 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { createServer, request as httpRequest, type Server } from 'node:http';
 import { createRequire } from 'node:module';
-import type { Page } from 'playwright-core';
-import { ADMIN_PASSWORD } from './harness.ts';
+import type { Browser, Page } from 'playwright-core';
+import type { ConsoleConfigInput } from '../../server/config/schema.ts';
+import { launchChromium } from './chromium.ts';
+import { ADMIN_PASSWORD, lanes, startConsole, type TestConsole } from './harness.ts';
+import { ensureWebBuild } from './web-build.ts';
 
-/** What the browser tests of the web console share: axe, signing in, finding fields, a prefix proxy. */
+/** What the browser tests of the web console share: their console and browser, axe, signing in, fields, a proxy. */
 const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 export const XSS = '<img src=x onerror="window.__xss=1">';
 
@@ -59,4 +62,34 @@ export async function signIn(page: Page, url: string, username = 'admin', passwo
   await field(page, 'Password').fill(password);
   await page.getByRole('button', { name: 'Sign in' }).click();
   await page.getByRole('button', { name: /User menu/ }).waitFor();
+}
+
+/** A browser test file's console, serving the built UI, and its one Chromium. */
+export interface WebConsole {
+  t: TestConsole;
+  /** The service's address, e.g. http://127.0.0.1:40123 (the console is under /admin). */
+  base: string;
+  browser: Browser;
+  close(): Promise<void>;
+}
+
+/**
+ * What a browser test file's `before` starts: the UI built if it is not, a console on the SQLite lane (the pages
+ * call the same API on every database, whose own tests run on each lane) listening, and one Chromium.
+ */
+export async function startWebConsole(overrides: ConsoleConfigInput = {}): Promise<WebConsole> {
+  ensureWebBuild();
+  const t = await startConsole(lanes()[0]!, overrides);
+  try {
+    const base = `http://127.0.0.1:${(await t.c.listen()).port}`;
+    const browser = await launchChromium();
+    const close = async () => {
+      await browser.close();
+      await t.close();
+    };
+    return { t, base, browser, close };
+  } catch (error) {
+    await t.close();
+    throw error;
+  }
 }

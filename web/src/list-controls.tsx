@@ -1,7 +1,8 @@
-import { Alert, Button, Group, Pagination, Stack, Table, Text, TextInput, Title } from '@mantine/core';
+import { Alert, Button, Group, Pagination, Stack, Text, TextInput, Title } from '@mantine/core';
 import { useDebouncedValue } from '@mantine/hooks';
 import { useState, type ReactNode } from 'react';
 import { messageOf } from './api.ts';
+import { ColumnTable, type Column } from './column-table.tsx';
 import { useI18n } from './i18n/index.tsx';
 
 /** A list page's search box and page number: a new search starts again at page 1. */
@@ -78,20 +79,19 @@ export function RowActions({ actions }: { actions: RowAction[] }) {
 }
 
 /** A list page: its title and create button, the search, the service's error, the table (scrolling in its own box). */
-export function ListPage(props: {
+export function ListPage<Row extends { id: string }>(props: {
   title: string;
   create?: ReactNode;
   search: ReturnType<typeof usePagedSearch>;
   error: unknown;
-  rows: number | undefined;
-  total: number;
+  /** One page of the list; undefined until it is read. */
+  page: { data: Row[]; total: number } | undefined;
   pageSize: number;
-  columns: string[];
+  columns: Column<Row>[];
   minWidth: number;
-  children: ReactNode;
 }) {
   const { t } = useI18n();
-  const { search } = props;
+  const { search, page } = props;
   return (
     <Stack>
       <Group justify="space-between">
@@ -104,20 +104,9 @@ export function ListPage(props: {
           {messageOf(props.error)}
         </Alert>
       ) : null}
-      <Table.ScrollContainer minWidth={props.minWidth}>
-        <Table striped highlightOnHover>
-          <Table.Thead>
-            <Table.Tr>
-              {props.columns.map((c) => (
-                <Table.Th key={c}>{c}</Table.Th>
-              ))}
-            </Table.Tr>
-          </Table.Thead>
-          <Table.Tbody>{props.children}</Table.Tbody>
-        </Table>
-      </Table.ScrollContainer>
-      {props.rows === 0 && <Text c="dimmed">{t('common.empty')}</Text>}
-      <PageNav total={props.total} pageSize={props.pageSize} page={search.page} onChange={search.setPage} />
+      <ColumnTable columns={props.columns} rows={page?.data ?? []} minWidth={props.minWidth} highlightOnHover />
+      {page?.data.length === 0 && <Text c="dimmed">{t('common.empty')}</Text>}
+      <PageNav total={page?.total ?? 0} pageSize={props.pageSize} page={search.page} onChange={search.setPage} />
     </Stack>
   );
 }

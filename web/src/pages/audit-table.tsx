@@ -1,7 +1,8 @@
-import { Badge, Button, Table } from '@mantine/core';
+import { Badge, Button } from '@mantine/core';
 import type { inferRouterOutputs } from '@trpc/server';
 import type { AppRouter } from 'console-admin/client';
 import { useState } from 'react';
+import { ColumnTable } from '../column-table.tsx';
 import { formatTime } from '../format.ts';
 import { useI18n } from '../i18n/index.tsx';
 import { AuditDetails } from './audit-details.tsx';
@@ -14,49 +15,41 @@ export function AuditTable({ records }: { records: AuditRecord[] }) {
   const [open, setOpen] = useState<AuditRecord | undefined>();
   return (
     <>
-      <Table.ScrollContainer minWidth={720}>
-        <Table striped highlightOnHover>
-          <Table.Thead>
-            <Table.Tr>
-              <Table.Th>{t('audit.time')}</Table.Th>
-              <Table.Th>{t('audit.user')}</Table.Th>
-              <Table.Th>{t('audit.action')}</Table.Th>
-              <Table.Th>{t('audit.resource_type')}</Table.Th>
-              <Table.Th>{t('audit.resource_id')}</Table.Th>
-              <Table.Th>{t('audit.status')}</Table.Th>
-              <Table.Th>{t('audit.ip')}</Table.Th>
-              <Table.Th>{t('common.actions')}</Table.Th>
-            </Table.Tr>
-          </Table.Thead>
-          <Table.Tbody>
-            {records.map((record) => (
-              <Table.Tr key={record.id} data-audit-id={record.id}>
-                <Table.Td>{formatTime(record.created_at, language)}</Table.Td>
-                <Table.Td>{record.username}</Table.Td>
-                <Table.Td>{record.action}</Table.Td>
-                <Table.Td>{record.resource_type}</Table.Td>
-                <Table.Td>{record.resource_id}</Table.Td>
-                <Table.Td>
-                  <Badge variant="dot" color={record.status === 'success' ? 'green' : 'red'}>
-                    {t(`audit.${record.status}`)}
-                  </Badge>
-                </Table.Td>
-                <Table.Td>{record.ip}</Table.Td>
-                <Table.Td>
-                  <Button
-                    size="xs"
-                    variant="default"
-                    aria-label={t('audit.details_of', { action: record.action, resource: record.resource_type })}
-                    onClick={() => setOpen(record)}
-                  >
-                    {t('audit.details')}
-                  </Button>
-                </Table.Td>
-              </Table.Tr>
-            ))}
-          </Table.Tbody>
-        </Table>
-      </Table.ScrollContainer>
+      <ColumnTable
+        columns={[
+          { label: t('audit.time'), cell: (record) => formatTime(record.created_at, language) },
+          { label: t('audit.user'), cell: (record) => record.username },
+          { label: t('audit.action'), cell: (record) => record.action },
+          { label: t('audit.resource_type'), cell: (record) => record.resource_type },
+          { label: t('audit.resource_id'), cell: (record) => record.resource_id },
+          {
+            label: t('audit.status'),
+            cell: (record) => (
+              <Badge variant="dot" color={record.status === 'success' ? 'green' : 'red'}>
+                {t(`audit.${record.status}`)}
+              </Badge>
+            ),
+          },
+          { label: t('audit.ip'), cell: (record) => record.ip },
+          {
+            label: t('common.actions'),
+            cell: (record) => (
+              <Button
+                size="xs"
+                variant="default"
+                aria-label={t('audit.details_of', { action: record.action, resource: record.resource_type })}
+                onClick={() => setOpen(record)}
+              >
+                {t('audit.details')}
+              </Button>
+            ),
+          },
+        ]}
+        rows={records}
+        minWidth={720}
+        idAttribute="data-audit-id"
+        highlightOnHover
+      />
       {open && <AuditDetails record={open} onClose={() => setOpen(undefined)} />}
     </>
   );

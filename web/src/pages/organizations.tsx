@@ -1,4 +1,4 @@
-import { Badge, Button, Table } from '@mantine/core';
+import { Badge, Button } from '@mantine/core';
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import { trpcClient, useTRPC } from '../api.ts';
@@ -39,23 +39,23 @@ export function Component() {
         create={can('org:create') && <Button onClick={() => setEditing('new')}>{t('orgs.create')}</Button>}
         search={paged}
         error={list.error}
-        rows={list.data?.data.length}
-        total={list.data?.total ?? 0}
+        page={list.data}
         pageSize={PAGE_SIZE}
-        columns={[t('orgs.name'), t('orgs.description'), t('orgs.status'), t('orgs.created'), t('common.actions')]}
-        minWidth={720}
-      >
-        {list.data?.data.map((org) => (
-          <Table.Tr key={org.id}>
-            <Table.Td>{org.name}</Table.Td>
-            <Table.Td>{org.description}</Table.Td>
-            <Table.Td>
+        columns={[
+          { label: t('orgs.name'), cell: (org) => org.name },
+          { label: t('orgs.description'), cell: (org) => org.description },
+          {
+            label: t('orgs.status'),
+            cell: (org) => (
               <Badge variant="dot" color={org.status === 'active' ? 'green' : 'gray'}>
                 {t(`status.${org.status}`)}
               </Badge>
-            </Table.Td>
-            <Table.Td>{formatTime(org.created_at, language)}</Table.Td>
-            <Table.Td>
+            ),
+          },
+          { label: t('orgs.created'), cell: (org) => formatTime(org.created_at, language) },
+          {
+            label: t('common.actions'),
+            cell: (org) => (
               <RowActions
                 actions={[
                   {
@@ -79,10 +79,11 @@ export function Component() {
                   },
                 ]}
               />
-            </Table.Td>
-          </Table.Tr>
-        ))}
-      </ListPage>
+            ),
+          },
+        ]}
+        minWidth={720}
+      />
       {editing && (
         <OrganizationForm org={editing === 'new' ? undefined : editing} onClose={() => setEditing(undefined)} />
       )}

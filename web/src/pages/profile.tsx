@@ -8,6 +8,7 @@ import { useI18n } from '../i18n/index.tsx';
 import { LanguageSelect } from '../language-select.tsx';
 import { useMe, type Me } from '../permissions.tsx';
 import { session } from '../session.ts';
+import { SubmitRow } from '../submit-row.tsx';
 
 /** PUT /auth/me; the shell's /auth/me is fetched again after it. */
 function useUpdateMe(onDone: () => void) {
@@ -70,11 +71,7 @@ function DetailsForm({ me }: { me: Me }) {
             required
           />
         )}
-        <Group>
-          <Button type="submit" loading={update.isPending}>
-            {t('common.save')}
-          </Button>
-        </Group>
+        <SubmitRow label={t('common.save')} pending={update.isPending} />
       </Stack>
     </form>
   );
@@ -119,11 +116,7 @@ function PasswordForm() {
           autoComplete="new-password"
           required
         />
-        <Group>
-          <Button type="submit" loading={change.isPending}>
-            {t('profile.change_password')}
-          </Button>
-        </Group>
+        <SubmitRow label={t('profile.change_password')} pending={change.isPending} />
       </Stack>
     </form>
   );

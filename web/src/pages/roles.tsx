@@ -1,4 +1,4 @@
-import { Badge, Button, Group, Table, Text } from '@mantine/core';
+import { Badge, Button, Group, Text } from '@mantine/core';
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import type { inferRouterOutputs } from '@trpc/server';
 import type { AppRouter } from 'console-admin/client';
@@ -38,21 +38,12 @@ export function Component() {
         create={can('role:create') && <Button onClick={() => setEditing('new')}>{t('roles.create')}</Button>}
         search={paged}
         error={list.error}
-        rows={list.data?.data.length}
-        total={list.data?.total ?? 0}
+        page={list.data}
         pageSize={PAGE_SIZE}
         columns={[
-          t('roles.name'),
-          t('roles.description'),
-          t('roles.organization'),
-          t('roles.permissions'),
-          t('common.actions'),
-        ]}
-        minWidth={720}
-      >
-        {list.data?.data.map((role) => (
-          <Table.Tr key={role.id}>
-            <Table.Td>
+          {
+            label: t('roles.name'),
+            cell: (role) => (
               <Group gap="xs" wrap="nowrap">
                 <Text size="sm">{role.name}</Text>
                 {role.is_system && (
@@ -61,11 +52,20 @@ export function Component() {
                   </Badge>
                 )}
               </Group>
-            </Table.Td>
-            <Table.Td>{role.description}</Table.Td>
-            <Table.Td>{role.org_id ? nameOf(role.org_id) : t('roles.global')}</Table.Td>
-            <Table.Td>{t('roles.permission_count', { count: role.permissions.length })}</Table.Td>
-            <Table.Td>
+            ),
+          },
+          { label: t('roles.description'), cell: (role) => role.description },
+          {
+            label: t('roles.organization'),
+            cell: (role) => (role.org_id ? nameOf(role.org_id) : t('roles.global')),
+          },
+          {
+            label: t('roles.permissions'),
+            cell: (role) => t('roles.permission_count', { count: role.permissions.length }),
+          },
+          {
+            label: t('common.actions'),
+            cell: (role) => (
               <RowActions
                 actions={[
                   {
@@ -83,10 +83,11 @@ export function Component() {
                   },
                 ]}
               />
-            </Table.Td>
-          </Table.Tr>
-        ))}
-      </ListPage>
+            ),
+          },
+        ]}
+        minWidth={720}
+      />
       {editing && <RoleForm role={editing === 'new' ? undefined : editing} onClose={() => setEditing(undefined)} />}
       {deleting && (
         <ConfirmDelete

@@ -1,7 +1,8 @@
-import { Alert, Badge, Button, Code, Stack, Switch, Table, Text, Title } from '@mantine/core';
+import { Alert, Badge, Button, Code, Stack, Switch, Text, Title } from '@mantine/core';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { messageOf, useTRPC } from '../api.ts';
+import { ColumnTable } from '../column-table.tsx';
 import { formatTime } from '../format.ts';
 import { useI18n } from '../i18n/index.tsx';
 import { notify } from '../notify.ts';
@@ -51,59 +52,58 @@ export function Component() {
           {messageOf(error)}
         </Alert>
       )}
-      <Table.ScrollContainer minWidth={720}>
-        <Table striped>
-          <Table.Thead>
-            <Table.Tr>
-              <Table.Th>{t('schedules.name')}</Table.Th>
-              <Table.Th>{t('schedules.enabled')}</Table.Th>
-              <Table.Th>{t('schedules.spec')}</Table.Th>
-              <Table.Th>{t('schedules.task_type')}</Table.Th>
-              <Table.Th>{t('schedules.next_run')}</Table.Th>
-              <Table.Th>{t('schedules.last_run')}</Table.Th>
-              <Table.Th>{t('common.actions')}</Table.Th>
-            </Table.Tr>
-          </Table.Thead>
-          <Table.Tbody>
-            {list.data?.map((s) => (
-              <Table.Tr key={s.id} data-schedule-id={s.id}>
-                <Table.Td>{s.name}</Table.Td>
-                <Table.Td>
-                  <Switch
-                    aria-label={s.name}
-                    checked={s.enabled}
-                    disabled={!editable || toggle.isPending}
-                    onChange={(e) => toggle.mutate({ id: s.id, enabled: e.currentTarget.checked })}
-                  />
-                </Table.Td>
-                <Table.Td>
-                  <Code>{s.spec}</Code>{' '}
-                  <Badge variant="light" color="gray">
-                    {s.timezone}
-                  </Badge>
-                </Table.Td>
-                <Table.Td>{s.task_type}</Table.Td>
-                <Table.Td>{s.enabled ? formatTime(s.next_run, language) : '—'}</Table.Td>
-                <Table.Td>{formatTime(s.last_run, language)}</Table.Td>
-                <Table.Td>
-                  {editable && (
-                    <Button
-                      size="xs"
-                      variant="default"
-                      disabled={!s.enabled}
-                      loading={trigger.isPending && trigger.variables?.id === s.id}
-                      aria-label={t('schedules.trigger_one', { name: s.name })}
-                      onClick={() => trigger.mutate({ id: s.id })}
-                    >
-                      {t('schedules.trigger')}
-                    </Button>
-                  )}
-                </Table.Td>
-              </Table.Tr>
-            ))}
-          </Table.Tbody>
-        </Table>
-      </Table.ScrollContainer>
+      <ColumnTable
+        columns={[
+          { label: t('schedules.name'), cell: (s) => s.name },
+          {
+            label: t('schedules.enabled'),
+            cell: (s) => (
+              <Switch
+                aria-label={s.name}
+                checked={s.enabled}
+                disabled={!editable || toggle.isPending}
+                onChange={(e) => toggle.mutate({ id: s.id, enabled: e.currentTarget.checked })}
+              />
+            ),
+          },
+          {
+            label: t('schedules.spec'),
+            cell: (s) => (
+              <>
+                <Code>{s.spec}</Code>{' '}
+                <Badge variant="light" color="gray">
+                  {s.timezone}
+                </Badge>
+              </>
+            ),
+          },
+          { label: t('schedules.task_type'), cell: (s) => s.task_type },
+          {
+            label: t('schedules.next_run'),
+            cell: (s) => (s.enabled ? formatTime(s.next_run, language) : '—'),
+          },
+          { label: t('schedules.last_run'), cell: (s) => formatTime(s.last_run, language) },
+          {
+            label: t('common.actions'),
+            cell: (s) =>
+              editable && (
+                <Button
+                  size="xs"
+                  variant="default"
+                  disabled={!s.enabled}
+                  loading={trigger.isPending && trigger.variables?.id === s.id}
+                  aria-label={t('schedules.trigger_one', { name: s.name })}
+                  onClick={() => trigger.mutate({ id: s.id })}
+                >
+                  {t('schedules.trigger')}
+                </Button>
+              ),
+          },
+        ]}
+        rows={list.data ?? []}
+        minWidth={720}
+        idAttribute="data-schedule-id"
+      />
       {list.data?.length === 0 && <Text c="dimmed">{t('common.empty')}</Text>}
     </Stack>
   );

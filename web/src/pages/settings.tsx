@@ -1,15 +1,4 @@
-import {
-  Alert,
-  Button,
-  Group,
-  NumberInput,
-  PasswordInput,
-  Select,
-  Stack,
-  Switch,
-  TextInput,
-  Title,
-} from '@mantine/core';
+import { Alert, NumberInput, PasswordInput, Select, Stack, Switch, TextInput, Title } from '@mantine/core';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import type { inferRouterOutputs } from '@trpc/server';
 import type { AppRouter } from 'console-admin/client';
@@ -20,6 +9,7 @@ import { Refused } from '../refused.tsx';
 import { useI18n } from '../i18n/index.tsx';
 import { notify } from '../notify.ts';
 import { useCan, useMe } from '../permissions.tsx';
+import { SubmitRow } from '../submit-row.tsx';
 import { SmtpSettings } from './smtp-settings.tsx';
 
 type Definition = inferRouterOutputs<AppRouter>['settings']['definitions'][number];
@@ -119,13 +109,7 @@ function SettingsForm({ definitions, saved }: { definitions: Definition[]; saved
             onChange={(value) => setValues((now) => ({ ...now, [def.key]: value }))}
           />
         ))}
-        {editable && (
-          <Group>
-            <Button type="submit" loading={update.isPending}>
-              {t('common.save')}
-            </Button>
-          </Group>
-        )}
+        {editable && <SubmitRow label={t('common.save')} pending={update.isPending} />}
       </Stack>
     </form>
   );

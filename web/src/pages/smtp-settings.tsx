@@ -1,4 +1,4 @@
-import { Alert, Button, Group, NumberInput, PasswordInput, Stack, Switch, TextInput, Title } from '@mantine/core';
+import { Alert, Button, NumberInput, PasswordInput, Stack, Switch, TextInput, Title } from '@mantine/core';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import type { inferRouterInputs, inferRouterOutputs } from '@trpc/server';
 import type { AppRouter } from 'console-admin/client';
@@ -8,6 +8,7 @@ import { placeError } from '../field-error.ts';
 import { Refused } from '../refused.tsx';
 import { useI18n } from '../i18n/index.tsx';
 import { notify } from '../notify.ts';
+import { SubmitRow } from '../submit-row.tsx';
 import { SmtpTest } from './smtp-test.tsx';
 
 type Stored = inferRouterOutputs<AppRouter>['smtp']['get'];
@@ -83,14 +84,11 @@ function SmtpForm({ stored }: { stored: Stored }) {
             error={errorOf('use_ssl')}
             onChange={(e) => setForm({ ...form, use_ssl: e.currentTarget.checked })}
           />
-          <Group>
-            <Button type="submit" loading={update.isPending}>
-              {t('smtp.save')}
-            </Button>
+          <SubmitRow label={t('smtp.save')} pending={update.isPending}>
             <Button variant="default" onClick={() => setTesting(true)}>
               {t('smtp.test')}
             </Button>
-          </Group>
+          </SubmitRow>
         </Stack>
       </form>
       {testing && <SmtpTest onClose={() => setTesting(false)} />}

@@ -1,4 +1,4 @@
-import { Alert, Anchor, Autocomplete, Badge, Group, Progress, Select, Stack, Table, Text, Title } from '@mantine/core';
+import { Alert, Anchor, Autocomplete, Badge, Group, Progress, Select, Stack, Text, Title } from '@mantine/core';
 import { useDebouncedValue } from '@mantine/hooks';
 import { keepPreviousData, useQuery, useQueryClient } from '@tanstack/react-query';
 import type { inferRouterOutputs } from '@trpc/server';
@@ -7,6 +7,7 @@ import type { AppRouter } from 'console-admin/client';
 import { useEffect, useState } from 'react';
 import { Link } from 'react-router';
 import { messageOf, useTRPC } from '../api.ts';
+import { ColumnTable } from '../column-table.tsx';
 import { formatTime } from '../format.ts';
 import { readFirst, trpcOptions } from '../first-page.ts';
 import { useI18n } from '../i18n/index.tsx';
@@ -97,43 +98,41 @@ export function Component() {
           {messageOf(list.error)}
         </Alert>
       )}
-      <Table.ScrollContainer minWidth={600}>
-        <Table striped>
-          <Table.Thead>
-            <Table.Tr>
-              <Table.Th>{t('tasks.type')}</Table.Th>
-              <Table.Th>{t('tasks.status')}</Table.Th>
-              <Table.Th>{t('tasks.progress')}</Table.Th>
-              <Table.Th>{t('tasks.created')}</Table.Th>
-              <Table.Th>{t('tasks.finished')}</Table.Th>
-            </Table.Tr>
-          </Table.Thead>
-          <Table.Tbody>
-            {shown.map((task) => (
-              <Table.Tr key={task.id} data-task-id={task.id}>
-                <Table.Td>
-                  <Anchor component={Link} to={`/tasks/${task.id}`}>
-                    {task.type}
-                  </Anchor>
-                </Table.Td>
-                <Table.Td>
-                  <Badge variant="dot" color={STATUS_COLORS[task.status]}>
-                    {t(`task.${task.status}`)}
-                  </Badge>
-                </Table.Td>
-                <Table.Td miw={140}>
-                  <Group gap="xs" wrap="nowrap">
-                    <Progress value={task.progress} flex={1} aria-label={t('tasks.progress_of', { name: task.type })} />
-                    <Text size="sm">{task.progress}%</Text>
-                  </Group>
-                </Table.Td>
-                <Table.Td>{formatTime(task.created_at, language)}</Table.Td>
-                <Table.Td>{formatTime(task.finished_at, language)}</Table.Td>
-              </Table.Tr>
-            ))}
-          </Table.Tbody>
-        </Table>
-      </Table.ScrollContainer>
+      <ColumnTable
+        columns={[
+          {
+            label: t('tasks.type'),
+            cell: (task) => (
+              <Anchor component={Link} to={`/tasks/${task.id}`}>
+                {task.type}
+              </Anchor>
+            ),
+          },
+          {
+            label: t('tasks.status'),
+            cell: (task) => (
+              <Badge variant="dot" color={STATUS_COLORS[task.status]}>
+                {t(`task.${task.status}`)}
+              </Badge>
+            ),
+          },
+          {
+            label: t('tasks.progress'),
+            minWidth: 140,
+            cell: (task) => (
+              <Group gap="xs" wrap="nowrap">
+                <Progress value={task.progress} flex={1} aria-label={t('tasks.progress_of', { name: task.type })} />
+                <Text size="sm">{task.progress}%</Text>
+              </Group>
+            ),
+          },
+          { label: t('tasks.created'), cell: (task) => formatTime(task.created_at, language) },
+          { label: t('tasks.finished'), cell: (task) => formatTime(task.finished_at, language) },
+        ]}
+        rows={shown}
+        minWidth={600}
+        idAttribute="data-task-id"
+      />
       {list.data && shown.length === 0 && <Text c="dimmed">{t('common.empty')}</Text>}
     </Stack>
   );
