@@ -10,8 +10,8 @@ import { assertAccessible, field, signIn, startWebConsole, type WebConsole } fro
 
 const CLIENT = { id: 'web-client', secret: 'web-client-secret' };
 const PASSWORD = 'password-1';
-/** A session token (a JWT). */
-const SESSION_TOKEN = /ey[A-Za-z0-9_-]{20}/;
+/** A session token: a JWT, three base64url parts, its header starting `{"` (eyJ). A reset token is one part. */
+const SESSION_TOKEN = /eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]+/;
 /** A session token or a reset link's token: neither may reach any address the browser asks a server for. */
 const SECRET_IN_URL = new RegExp(`${SESSION_TOKEN.source}|token=`);
 /** The OAuth state is a signed token of the service's own, made to travel through the provider. */
