@@ -8,6 +8,12 @@ import { can } from './permissions.tsx';
 export const trpcOptions = createTRPCOptionsProxy<AppRouter>({ client: trpcClient, queryClient });
 
 /**
+ * How long a list read by the loader counts as fresh: the page's own query, mounted right after, takes it as it
+ * is instead of asking again. Later visits still read again (their cached rows shown meanwhile).
+ */
+export const JUST_READ_MS = 2000;
+
+/**
  * A route loader that reads a list's first page before the page is shown, unless an earlier visit left it in the
  * cache: the router keeps the previous page up meanwhile, so the list never appears as an empty table that fills
  * a moment later. Only for a caller known to hold `permission` (a refused read would be an error in the console);

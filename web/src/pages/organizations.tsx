@@ -4,7 +4,7 @@ import { useState } from 'react';
 import { trpcClient, useTRPC } from '../api.ts';
 import { ConfirmDelete } from '../confirm-delete.tsx';
 import { formatTime } from '../format.ts';
-import { readFirst, trpcOptions } from '../first-page.ts';
+import { JUST_READ_MS, readFirst, trpcOptions } from '../first-page.ts';
 import { useI18n } from '../i18n/index.tsx';
 import { ListPage, RowActions, usePagedSearch } from '../list-controls.tsx';
 import type { Organization } from '../my-organizations.ts';
@@ -30,6 +30,7 @@ export function Component() {
   const list = useQuery({
     ...trpc.organizations.list.queryOptions({ ...paged.query, page_size: PAGE_SIZE }),
     placeholderData: keepPreviousData,
+    staleTime: JUST_READ_MS,
   });
 
   return (

@@ -9,7 +9,7 @@ import { Link } from 'react-router';
 import { messageOf, useTRPC } from '../api.ts';
 import { ColumnTable } from '../column-table.tsx';
 import { formatTime } from '../format.ts';
-import { readFirst, trpcOptions } from '../first-page.ts';
+import { JUST_READ_MS, readFirst, trpcOptions } from '../first-page.ts';
 import { useI18n } from '../i18n/index.tsx';
 import { STATUS_COLORS } from '../tasks/status-colors.ts';
 
@@ -51,7 +51,11 @@ export function Component() {
     ...(type ? { type } : {}),
   };
   const input = { page_size: PAGE_SIZE, ...filter };
-  const list = useQuery({ ...trpc.tasks.list.queryOptions(input), placeholderData: keepPreviousData });
+  const list = useQuery({
+    ...trpc.tasks.list.queryOptions(input),
+    placeholderData: keepPreviousData,
+    staleTime: JUST_READ_MS,
+  });
   const seen = (tasks: Task[]) =>
     setTypes((known) => {
       const added = tasks.map((t) => t.type).filter((t, i, all) => !known.includes(t) && all.indexOf(t) === i);

@@ -5,7 +5,7 @@ import type { AppRouter } from 'console-admin/client';
 import { useState } from 'react';
 import { trpcClient, useTRPC } from '../api.ts';
 import { ConfirmDelete } from '../confirm-delete.tsx';
-import { readFirst, trpcOptions } from '../first-page.ts';
+import { JUST_READ_MS, readFirst, trpcOptions } from '../first-page.ts';
 import { useI18n } from '../i18n/index.tsx';
 import { ListPage, RowActions, usePagedSearch } from '../list-controls.tsx';
 import { useCan } from '../permissions.tsx';
@@ -27,6 +27,7 @@ export function Component() {
   const list = useQuery({
     ...trpc.users.list.queryOptions({ ...paged.query, page_size: PAGE_SIZE }),
     placeholderData: keepPreviousData,
+    staleTime: JUST_READ_MS,
   });
 
   return (
