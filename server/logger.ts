@@ -4,13 +4,13 @@
 //   mode 'debug'   -> destination gets human-readable lines (pino-pretty, in-process, sync)
 //   otherwise      -> destination gets `format`: 'json' (pino's own lines) or 'logfmt'
 //   path non-empty -> additionally appended to <path>/console.log in `format` (never pretty)
-// Outside debug mode, stdout and the file gather lines and write them 8 KB at a time, or every 200 ms: with the
-// access log at info a line is written per request, and two synchronous writes per request cost more CPU than the
-// request's own work (docs/performance.md "Logging"). What is gathered is written before the process exits.
-import { mkdirSync, openSync } from 'node:fs';
+// Outside debug mode, stdout and the file gather lines and write them 8 KB at a time, or every 200 ms, and before
+// the process exits (log-batch.ts).
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { createRequire } from 'node:module';
 import pino from 'pino';
+import { lineBatch } from './log-batch.ts';
 
 // pino-pretty is loaded only in debug mode: release processes need not hold it in memory.
 const load = createRequire(import.meta.url);
@@ -48,38 +48,9 @@ export const REDACT_PATHS = [
 
 export const LOG_FILE_NAME = 'console.log';
 
-/** What a sink gathers before it writes, and how long a line waits at most. */
-const BUFFER_BYTES = 8 * 1024;
-const FLUSH_EVERY_MS = 200;
-
-type BatchedSink = ReturnType<typeof pino.destination>;
-
-const buffered = new Set<BatchedSink>();
-let flushing: NodeJS.Timeout | undefined;
-
-/**
- * A file (or fd 1) written in batches and flushed on a timer; pino writes what is left synchronously at exit. The
- * file is opened here, synchronously, so that a process ending at once (a refused start) still writes its lines.
- */
-function batchedSink(dest: string | number): BatchedSink {
-  const fd = typeof dest === 'number' ? dest : openSync(dest, 'a');
-  const sink = pino.destination({ dest: fd, sync: false, minLength: BUFFER_BYTES });
-  buffered.add(sink);
-  flushing ??= setInterval(() => {
-    for (const b of buffered) {
-      try {
-        b.flush();
-      } catch {
-        // Closed: nothing more goes to it.
-      }
-    }
-  }, FLUSH_EVERY_MS).unref();
-  return sink;
-}
-
 export function createLogger(opts: LoggerOptions): pino.Logger {
   const batched = !opts.destination && opts.mode !== 'debug';
-  const destination: { write(s: string): unknown } = opts.destination ?? (batched ? batchedSink(1) : process.stdout);
+  const destination: { write(s: string): unknown } = opts.destination ?? (batched ? lineBatch(1) : process.stdout);
   const line = (s: string) => void destination.write(s);
   const streams: pino.StreamEntry[] = [
     {
@@ -99,7 +70,7 @@ export function createLogger(opts: LoggerOptions): pino.Logger {
       });
     }
     const file = batched
-      ? batchedSink(join(opts.path, LOG_FILE_NAME))
+      ? lineBatch(join(opts.path, LOG_FILE_NAME))
       : pino.destination({ dest: join(opts.path, LOG_FILE_NAME), sync: true, append: true, mkdir: true });
     streams.push({ level: opts.level, stream: formatSink(opts.format, (s) => void file.write(s)) });
   }
