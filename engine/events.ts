@@ -5,7 +5,8 @@ export type TaskChangeListener = (task: TaskJson) => void;
 
 /**
  * The engine's change signal: the task JSON (as `engine.get` answers it) after every write of this node that
- * created a task, changed its status or its progress, once the write is stored. Writes that did not apply
+ * created a task, changed its status or its progress, once the write is stored, and after a running task's log
+ * lines are stored (at most once a second per run). Writes that did not apply
  * (their fence failed) and lease renewals emit nothing. A listener's error is logged, never thrown into the
  * engine.
  */

@@ -43,6 +43,8 @@ export interface RunWrites {
   artifact(run: TaskRun, fileKey: string, fileName: string): Promise<boolean>;
   /** Whether the run still holds its task: log lines of a run that lost it are not stored. */
   holds(run: TaskRun): Promise<boolean>;
+  /** The run's log lines were stored. */
+  logged(run: TaskRun): void;
 }
 
 export interface RunDeps {
@@ -74,6 +76,8 @@ export class TaskRun {
   private startTask: TaskJson | undefined;
   private progressTimer: NodeJS.Timeout | undefined;
   private lastProgressWrite = 0;
+  /** When the run last signalled that it stored log lines (Date.now()). */
+  lastLogSignal = 0;
   private logs: LogEntry[] = [];
   private logTimer: NodeJS.Timeout | undefined;
   private logChain: Promise<void> = Promise.resolve();
@@ -165,7 +169,10 @@ export class TaskRun {
       this.logChain = this.logChain.then(async () => {
         try {
           if (this.lost || !(await this.deps.writes.holds(this))) this.lost = true;
-          else await sink.append(batch);
+          else {
+            await sink.append(batch);
+            this.deps.writes.logged(this);
+          }
         } catch (error) {
           this.deps.logger.warn(
             { err: error, task_id: this.row.id, lines: batch.length },

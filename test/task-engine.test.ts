@@ -114,6 +114,37 @@ for (const lane of lanes()) {
       }
     });
 
+    test('a run that logs without reporting progress signals its state once its lines are stored', async () => {
+      const type = uniqueType('log_no_progress');
+      engine.register(type, async (ctx) => {
+        ctx.log.info('first line');
+        await sleep(1500);
+        ctx.log.info('second line');
+        await sleep(1500);
+      });
+      const seen: Promise<string[]>[] = [];
+      const off = engine.changes.onChange((task) => {
+        if (task.type === type && task.status === 'running')
+          seen.push(engine.logs(task.id, 0, 10).then((logs) => logs.rows.map((l) => l.message)));
+      });
+      try {
+        const task = await engine.create({ type, creatorId: null });
+        await waitFor(engine, task!.id, 'success');
+        const read = await Promise.all(seen);
+        assert.ok(
+          read.some((lines) => lines.includes('first line') && !lines.includes('second line')),
+          'the first line was signalled while the run went on',
+        );
+        assert.ok(
+          read.some((lines) => lines.includes('second line')),
+          'and the second before the run ended',
+        );
+        assert.ok(read.length <= 4, `at most one signal a second for its lines (${read.length})`);
+      } finally {
+        off();
+      }
+    });
+
     test('the file log backend answers the same shape, and a task keeps the backend it ran with', async () => {
       const type = uniqueType('filelog');
       engine.register(type, async (ctx) => {
