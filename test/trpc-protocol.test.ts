@@ -192,6 +192,7 @@ for (const lane of lanes()) {
         'organizations.get': { id: ids.org },
         'organizations.mine': {},
         'audit.list': { page_size: 5 },
+        'audit.checkpoints': { page_size: 5 },
         'tasks.list': {},
         'tasks.get': { id: ids.task },
         'tasks.logs': { id: ids.task },
