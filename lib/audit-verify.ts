@@ -67,8 +67,9 @@ export async function verifyChain(
   while (!next.done) {
     const r = next.value;
     next = await it.next();
-    // Left by a retention cleanup that stopped half-way: already covered by its checkpoint.
-    if (r.seq <= anchor.through) continue;
+    // Left by a retention cleanup that stopped half-way: already covered by its checkpoint. A seq below 1 was never
+    // handed out, so such a record was written outside the chain.
+    if (r.seq >= 1 && r.seq <= anchor.through) continue;
     const after = next.done ? undefined : next.value;
     if (r.seq < seq || after?.seq === r.seq)
       return result({ seq: r.seq, kind: 'inserted', reason: 'two records carry this seq' });

@@ -166,6 +166,17 @@ for (const lane of lanes()) {
       );
     });
 
+    test('a record written outside the chain (seq 0, as an insert that skips it leaves it) is found as inserted', async () => {
+      const forged = { ...(await rowAt(9)), id: '00000000-0000-4000-8000-000000000010', seq: 0, username: 'forger' };
+      await tampered(
+        async () => {
+          await rows().insert(forged);
+          return async () => void (await rows().where('id', forged.id).del());
+        },
+        { seq: 0, kind: 'inserted' },
+      );
+    });
+
     test('two records swapped are found as reordered', async () => {
       const a = await rowAt(11);
       const b = await rowAt(12);
